@@ -1,0 +1,321 @@
+/* rock.c -- redis-rock: lifecycle of the SSD tier and its configuration.
+ *
+ * This file owns:
+ *   - the `rock` global (configuration values and RocksDB handles);
+ *   - start-up: resolving rock-dir, taking its lock, wiping the previous
+ *     RocksDB folder and opening a fresh one (RocksDB is an extension of RAM,
+ *     never a source of truth: RDB/AOF are);
+ *   - shutdown: closing RocksDB cleanly;
+ *   - validation and live application of the rock-* config options.
+ *
+ * Every failure at start-up logs one clear line and exits with status 1,
+ * as upstream does for a bad `dir`. */
+
+#include "server.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct rockState rock = {
+    .lock_fd = -1,
+};
+
+configEnum rock_compression_enum[] = {
+    {"none", ROCK_COMPRESSION_NONE},
+    {"lz4", ROCK_COMPRESSION_LZ4},
+    {"zstd", ROCK_COMPRESSION_ZSTD},
+    {"lz4-zstd", ROCK_COMPRESSION_LZ4_ZSTD},
+    {NULL, 0}
+};
+
+/* ---------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------ */
+
+static void rockFatal(const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    serverLog(LL_WARNING, "Fatal: rock: %s", msg);
+    exit(1);
+}
+
+/* Create `path` and its missing parents, like `mkdir -p`. */
+static int rockMkdirs(const char *path) {
+    char *p = zstrdup(path);
+    int ret = 0;
+    for (char *s = p + 1; ; s++) {
+        if (*s == '/' || *s == '\0') {
+            char saved = *s;
+            *s = '\0';
+            if (mkdir(p, 0755) == -1 && errno != EEXIST) {
+                ret = -1;
+                break;
+            }
+            *s = saved;
+            if (saved == '\0') break;
+        }
+    }
+    zfree(p);
+    return ret;
+}
+
+static int rockRemoveEntry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
+    UNUSED(sb);
+    UNUSED(ftw);
+    int ret = (type == FTW_DP) ? rmdir(path) : unlink(path);
+    if (ret == -1 && errno != ENOENT) return -1;
+    return 0;
+}
+
+/* Remove `path` recursively. Returns 0 on success (or if it did not exist). */
+static int rockRemoveTree(const char *path) {
+    if (access(path, F_OK) == -1 && errno == ENOENT) return 0;
+    return nftw(path, rockRemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* True if `path` is a directory with no entries. */
+static int rockDirIsEmpty(const char *path) {
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    struct dirent *de;
+    int empty = 1;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+            empty = 0;
+            break;
+        }
+    }
+    closedir(d);
+    return empty;
+}
+
+/* Name of a rock-compression value, as written in redis.conf. */
+const char *rockCompressionConfigName(int mode) {
+    for (configEnum *ce = rock_compression_enum; ce->name; ce++)
+        if (ce->val == mode) return ce->name;
+    return "unknown";
+}
+
+/* RocksDB's option-string name of a compression type. */
+static const char *rockCompressionName(int type) {
+    switch (type) {
+    case rocksdb_lz4_compression: return "kLZ4Compression";
+    case rocksdb_zstd_compression: return "kZSTD";
+    default: return "kNoCompression";
+    }
+}
+
+/* Map rock-compression to RocksDB's (upper levels, bottom level) types. */
+static void rockCompressionTypes(int mode, int *upper, int *bottom) {
+    switch (mode) {
+    case ROCK_COMPRESSION_LZ4:
+        *upper = *bottom = rocksdb_lz4_compression; break;
+    case ROCK_COMPRESSION_ZSTD:
+        *upper = *bottom = rocksdb_zstd_compression; break;
+    case ROCK_COMPRESSION_LZ4_ZSTD:
+        *upper = rocksdb_lz4_compression;
+        *bottom = rocksdb_zstd_compression;
+        break;
+    default:
+        *upper = *bottom = rocksdb_no_compression; break;
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * rock-dir preparation
+ * ------------------------------------------------------------------------ */
+
+/* Resolve rock-dir against the current working directory, which at start-up
+ * is the server's `dir`: the default "rock" therefore lives inside `dir`, and
+ * servers with different `dir`s never share a rock-dir. */
+static char *rockResolveDir(const char *dir) {
+    if (dir[0] == '/') return zstrdup(dir);
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof(cwd)) == NULL)
+        rockFatal("can't resolve rock-dir '%s': getcwd failed: %s", dir, strerror(errno));
+    size_t len = strlen(cwd) + 1 + strlen(dir) + 1;
+    char *abs = zmalloc(len);
+    snprintf(abs, len, "%s/%s", cwd, dir);
+    return abs;
+}
+
+/* Make sure rock-dir exists, is a directory, is writable and is not used by
+ * another running server. Leaves the lock held in rock.lock_fd. */
+static void rockPrepareDir(void) {
+    struct stat st;
+    const char *dir = rock.abs_dir;
+
+    if (stat(dir, &st) == -1) {
+        if (errno != ENOENT)
+            rockFatal("rock-dir '%s' is not accessible: %s", dir, strerror(errno));
+        if (rockMkdirs(dir) == -1)
+            rockFatal("rock-dir '%s' does not exist and can't be created: %s", dir, strerror(errno));
+        if (stat(dir, &st) == -1)
+            rockFatal("rock-dir '%s' is not accessible after creating it: %s", dir, strerror(errno));
+    }
+    if (!S_ISDIR(st.st_mode))
+        rockFatal("rock-dir '%s' exists but is not a directory", dir);
+
+    /* The lock file doubles as the writability probe: root ignores mode bits,
+     * so only an actual create tells whether the folder is writable. */
+    sds lockpath = sdscatfmt(sdsempty(), "%s/%s", dir, ROCK_LOCK_FILE);
+    int fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd == -1)
+        rockFatal("rock-dir '%s' is not writable: can't create %s: %s", dir, ROCK_LOCK_FILE, strerror(errno));
+
+    /* POSIX record locks are not inherited by fork(), so a lingering child of
+     * a dead server never blocks its restart. */
+    struct flock fl = {0};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(fd, F_SETLK, &fl) == -1) {
+        if (errno == EACCES || errno == EAGAIN)
+            rockFatal("rock-dir '%s' is in use by another running server; give each server its own rock-dir", dir);
+        rockFatal("rock-dir '%s': can't lock %s: %s", dir, ROCK_LOCK_FILE, strerror(errno));
+    }
+    sds pid = sdsfromlonglong((long long)getpid());
+    if (ftruncate(fd, 0) == -1 || write(fd, pid, sdslen(pid)) != (ssize_t)sdslen(pid))
+        rockFatal("rock-dir '%s' is not writable: can't write %s: %s", dir, ROCK_LOCK_FILE, strerror(errno));
+    sdsfree(pid);
+    sdsfree(lockpath);
+    rock.lock_fd = fd;
+
+    /* Wipe the previous RocksDB folder, but only if it is ours: a folder
+     * named like ours that holds someone else's files is left alone. */
+    sds dbpath = sdscatfmt(sdsempty(), "%s/%s", dir, ROCK_DB_SUBDIR);
+    sds marker = sdscatfmt(sdsempty(), "%s/%s", dbpath, ROCK_MARKER_FILE);
+    if (stat(dbpath, &st) == 0) {
+        if (!S_ISDIR(st.st_mode) || (access(marker, F_OK) == -1 && !rockDirIsEmpty(dbpath)))
+            rockFatal("rock-dir '%s' holds a '%s' entry that redis-rock did not create; refusing to wipe it",
+                      dir, ROCK_DB_SUBDIR);
+        if (rockRemoveTree(dbpath) == -1)
+            rockFatal("can't wipe the previous RocksDB folder '%s': %s", dbpath, strerror(errno));
+    }
+    if (mkdir(dbpath, 0755) == -1)
+        rockFatal("rock-dir '%s' is not writable: can't create %s: %s", dir, ROCK_DB_SUBDIR, strerror(errno));
+    int mfd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (mfd == -1)
+        rockFatal("rock-dir '%s' is not writable: can't create %s: %s", dir, marker, strerror(errno));
+    close(mfd);
+    sdsfree(marker);
+    rock.db_path = zstrdup(dbpath);
+    sdsfree(dbpath);
+}
+
+/* ---------------------------------------------------------------------------
+ * RocksDB open / close
+ * ------------------------------------------------------------------------ */
+
+static void rockOpenDb(void) {
+    char *err = NULL;
+    int upper, bottom;
+
+    rock.cache = rocksdb_cache_create_lru(rock.block_cache_size);
+    rock.filter = rocksdb_filterpolicy_create_bloom_full(10);
+    rock.table_opts = rocksdb_block_based_options_create();
+    rocksdb_block_based_options_set_block_cache(rock.table_opts, rock.cache);
+    rocksdb_block_based_options_set_filter_policy(rock.table_opts, rock.filter);
+    /* Index and filter blocks live in the bounded block cache, so RocksDB's
+     * memory stays accountable. */
+    rocksdb_block_based_options_set_cache_index_and_filter_blocks(rock.table_opts, 1);
+    rocksdb_block_based_options_set_pin_l0_filter_and_index_blocks_in_cache(rock.table_opts, 1);
+    rocksdb_block_based_options_set_format_version(rock.table_opts, 5);
+
+    rock.opts = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(rock.opts, 1);
+    rocksdb_options_set_error_if_exists(rock.opts, 1);
+    rocksdb_options_set_block_based_table_factory(rock.opts, rock.table_opts);
+    rocksdb_options_set_max_background_jobs(rock.opts, 2);
+    rocksdb_options_set_write_buffer_size(rock.opts, 16 * 1024 * 1024);
+    rocksdb_options_set_max_write_buffer_number(rock.opts, 2);
+    rocksdb_options_set_level_compaction_dynamic_level_bytes(rock.opts, 1);
+    rocksdb_options_set_max_log_file_size(rock.opts, 8 * 1024 * 1024);
+    rocksdb_options_set_keep_log_file_num(rock.opts, 2);
+    rockCompressionTypes(rock.compression, &upper, &bottom);
+    rocksdb_options_set_compression(rock.opts, upper);
+    rocksdb_options_set_bottommost_compression(rock.opts, bottom);
+    if (rock.direct_io) {
+        rocksdb_options_set_use_direct_reads(rock.opts, 1);
+        rocksdb_options_set_use_direct_io_for_flush_and_compaction(rock.opts, 1);
+    }
+
+    rock.db = rocksdb_open(rock.opts, rock.db_path, &err);
+    if (err != NULL) {
+        rockFatal("can't open RocksDB in '%s': %s%s", rock.db_path, err,
+                  rock.direct_io ? " (rock-direct-io needs a filesystem with O_DIRECT support)" : "");
+    }
+    rock.opened_at = mstime();
+}
+
+/* Called from main() once the configuration is loaded and before the dataset
+ * is loaded. Does nothing unless rock-enabled is yes. */
+void rockStartup(void) {
+    if (!rock.enabled) return;
+    rock.abs_dir = rockResolveDir(rock.dir);
+    rockPrepareDir();
+    rockOpenDb();
+    serverLog(LL_NOTICE, "rock: RocksDB opened in %s (block cache %llu bytes, compression %s, direct io %s)",
+              rock.db_path, rock.block_cache_size,
+              rockCompressionConfigName(rock.compression),
+              rock.direct_io ? "yes" : "no");
+}
+
+/* Called from finishShutdown(), after the final RDB/AOF work is done. */
+void rockShutdown(void) {
+    if (!rock.db) return;
+    rocksdb_close(rock.db);
+    rock.db = NULL;
+    rocksdb_options_destroy(rock.opts);
+    rocksdb_block_based_options_destroy(rock.table_opts);
+    rocksdb_cache_destroy(rock.cache);
+    rock.opts = NULL;
+    rock.table_opts = NULL;
+    rock.cache = NULL;
+    rock.filter = NULL; /* Owned and freed by the table options. */
+    if (rock.lock_fd != -1) {
+        close(rock.lock_fd);
+        rock.lock_fd = -1;
+    }
+    serverLog(LL_NOTICE, "rock: RocksDB closed.");
+}
+
+/* ---------------------------------------------------------------------------
+ * Config validation and live changes (bound in config.c by patch 0003)
+ * ------------------------------------------------------------------------ */
+
+int rockIsValidDir(char *val, const char **err) {
+    if (val == NULL || val[0] == '\0') {
+        *err = "rock-dir can't be empty";
+        return 0;
+    }
+    return 1;
+}
+
+int rockApplyBlockCacheSize(const char **err) {
+    UNUSED(err);
+    if (rock.cache) rocksdb_cache_set_capacity(rock.cache, rock.block_cache_size);
+    return 1;
+}
+
+int rockApplyCompression(const char **err) {
+    if (!rock.db) return 1;
+    int upper, bottom;
+    char *dberr = NULL;
+    rockCompressionTypes(rock.compression, &upper, &bottom);
+    const char *keys[2] = {"compression", "bottommost_compression"};
+    const char *vals[2] = {rockCompressionName(upper), rockCompressionName(bottom)};
+    rocksdb_set_options(rock.db, 2, keys, vals, &dberr);
+    if (dberr) {
+        serverLog(LL_WARNING, "rock: can't change rock-compression: %s", dberr);
+        rocksdb_free(dberr);
+        *err = "RocksDB refused the new compression setting (see the log)";
+        return 0;
+    }
+    return 1;
+}
