@@ -152,7 +152,7 @@ static void rockPrepareDir(void) {
     const char *dir = rock.abs_dir;
 
     if (stat(dir, &st) == -1) {
-        if (errno != ENOENT)
+        if (errno != ENOENT && errno != ENOTDIR)
             rockFatal("rock-dir '%s' is not accessible: %s", dir, strerror(errno));
         if (rockMkdirs(dir) == -1)
             rockFatal("rock-dir '%s' does not exist and can't be created: %s", dir, strerror(errno));

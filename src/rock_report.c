@@ -39,7 +39,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"rocksdb_memory", memtables + readers + cache};
     f[n++] = (rockFigure){"rocksdb_memtables", memtables};
     f[n++] = (rockFigure){"rocksdb_block_cache_usage", cache};
-    f[n++] = (rockFigure){"rocksdb_block_cache_capacity", rock.cache ? (long long)rock.block_cache_size : 0};
+    f[n++] = (rockFigure){"rocksdb_block_cache_capacity", rock.cache ? (long long)rocksdb_cache_get_capacity(rock.cache) : 0};
     f[n++] = (rockFigure){"rocksdb_table_readers", readers};
     f[n++] = (rockFigure){"rocksdb_disk_bytes", rockDbProperty("rocksdb.total-sst-files-size")};
     f[n++] = (rockFigure){"rocksdb_estimated_keys", rockDbProperty("rocksdb.estimate-num-keys")};

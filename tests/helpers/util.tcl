@@ -1,0 +1,60 @@
+# tests/helpers/util.tcl -- helpers shared by redis-rock's own Tcl tests.
+# Copied to build/redis/tests/helpers/rock/ by tests/run.sh; source it with
+#   source tests/helpers/rock/util.tcl
+
+# ROCK REPORT as a Tcl dict (the reply is a map; RESP2 gives a flat list).
+proc rock_report {{client r}} {
+    return [$client rock report]
+}
+
+# One field of INFO rock.
+proc rock_info_field {field {client r}} {
+    return [getInfoProperty [$client info rock] $field]
+}
+
+# Run redis-server in the foreground expecting it to refuse to start.
+# Returns {exit-code output}. A server that does start is killed after
+# `timeout` seconds and reported with exit code "started".
+# The server listens only on a unix socket of its own (no TCP port to collide).
+proc rock_socket_path {} {
+    incr ::rock_socket_seq
+    return /tmp/redis-rock-test-[pid]-$::rock_socket_seq.sock
+}
+
+proc rock_exec_server {args} {
+    set cmd [list timeout 20 src/redis-server --port 0 --unixsocket [rock_socket_path] --save "" --logfile ""]
+    set rc 0
+    if {[catch {exec {*}$cmd {*}$args 2>@1} out opts]} {
+        set status [lindex [dict get $opts -errorcode] 2]
+        if {$status eq ""} { set status 1 }
+        set rc $status
+    }
+    if {$rc == 124} { set rc started }
+    return [list $rc $out]
+}
+
+# Same, as an unprivileged user when we are root (so file permissions apply).
+# The binary is copied into `workdir`, which the user can read.
+proc rock_exec_server_unprivileged {workdir args} {
+    file copy -force src/redis-server $workdir/redis-server
+    file attributes $workdir -permissions 0777
+    set cmd [list timeout 20 $workdir/redis-server --port 0 --unixsocket [rock_socket_path] --save "" --logfile "" --dir $workdir]
+    if {[exec id -u] == 0} {
+        set cmd [list setpriv --reuid=65534 --regid=65534 --clear-groups {*}$cmd]
+    }
+    set rc 0
+    if {[catch {exec {*}$cmd {*}$args 2>@1} out opts]} {
+        set rc [lindex [dict get $opts -errorcode] 2]
+    }
+    if {$rc == 124} { set rc started }
+    return [list $rc $out]
+}
+
+# The newest RocksDB OPTIONS file of a rock-dir, as text.
+proc rock_latest_options {rockdir} {
+    set files [lsort -dictionary [glob -nocomplain $rockdir/rocksdb/OPTIONS-*]]
+    set fd [open [lindex $files end]]
+    set txt [read $fd]
+    close $fd
+    return $txt
+}

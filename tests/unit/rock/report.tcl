@@ -1,0 +1,103 @@
+# tests/unit/rock/report.tcl -- ROCK REPORT and INFO rock: shape, figures
+# that follow the dataset, agreement between the two; ROCK's ACL category
+# and argument errors.
+source tests/helpers/rock/util.tcl
+
+start_server {tags {"rock"} overrides {rock-enabled yes}} {
+    test {ROCK REPORT lists the documented fields} {
+        set rep [rock_report]
+        foreach f {dir compression enabled keys expires used_memory rocksdb_memory
+                   rocksdb_memtables rocksdb_block_cache_usage rocksdb_block_cache_capacity
+                   rocksdb_table_readers rocksdb_disk_bytes rocksdb_estimated_keys
+                   rocksdb_write_stopped rocksdb_delayed_write_rate
+                   rocksdb_pending_compaction_bytes rocksdb_running_compactions dbs} {
+            assert {[dict exists $rep $f]}
+        }
+        assert_equal 1 [dict get $rep enabled]
+        assert_equal lz4-zstd [dict get $rep compression]
+        assert_equal [lindex [r config get dir] 1]/rock [dict get $rep dir]
+        # RocksDB is open and has allocated its memtable.
+        assert {[dict get $rep rocksdb_memtables] > 0}
+        assert {[dict get $rep rocksdb_memory] >= [dict get $rep rocksdb_memtables]}
+    }
+
+    test {ROCK REPORT per-db counts follow the dataset} {
+        r flushall
+        assert_equal {} [dict get [rock_report] dbs]
+        r select 9
+        for {set i 0} {$i < 100} {incr i} { r set k$i v$i }
+        r expire k1 100
+        r select 3
+        r hset h f v
+        set rep [rock_report]
+        assert_equal 101 [dict get $rep keys]
+        assert_equal 1 [dict get $rep expires]
+        assert_equal {keys 100 expires 1} [dict get $rep dbs db9]
+        assert_equal {keys 1 expires 0} [dict get $rep dbs db3]
+        assert_equal 2 [dict size [dict get $rep dbs]]
+        r select 9
+    }
+
+    test {INFO rock carries the same figures as ROCK REPORT} {
+        set rep [rock_report]
+        set info [r info rock]
+        assert_match "*# Rock*" $info
+        dict for {k v} $rep {
+            if {$k in {dbs used_memory rocksdb_memory rocksdb_memtables rocksdb_block_cache_usage}} continue
+            assert_equal $v [getInfoProperty $info rock_$k]
+        }
+        assert_equal {keys=100,expires=1} [getInfoProperty $info rock_db9]
+        assert_equal {keys=1,expires=0} [getInfoProperty $info rock_db3]
+    }
+
+    test {INFO rock is in the default INFO and in INFO all, not in other sections} {
+        assert_match "*rock_enabled:1*" [r info]
+        assert_match "*rock_enabled:1*" [r info all]
+        assert_match "*rock_enabled:1*" [r info everything]
+        assert_no_match "*rock_enabled*" [r info memory]
+    }
+
+    test {ROCK REPORT works under RESP3 as a map} {
+        r hello 3
+        set rep [r rock report]
+        r hello 2
+        assert_equal 1 [dict get $rep enabled]
+        assert_equal {keys 100 expires 1} [dict get $rep dbs db9]
+    }
+
+    test {ROCK bad arguments get clear errors} {
+        assert_error "*wrong number of arguments for 'rock' command*" {r rock}
+        assert_error "*unknown subcommand 'nosuch'*ROCK HELP*" {r rock nosuch}
+        assert_error "*wrong number of arguments for 'rock|report' command*" {r rock report extra}
+        assert_match "*REPORT*" [r rock help]
+    }
+
+    test {ROCK subcommands are in the @admin ACL category} {
+        set cmds [r acl cat admin]
+        assert {[lsearch $cmds rock|report] >= 0}
+        assert {[lsearch $cmds rock|help] >= 0}
+        r acl setuser rockdev on nopass ~* &* +@all -@admin
+        r acl setuser rockop on nopass -@all +@admin
+        set rd [redis_client]
+        $rd auth rockdev x
+        assert_error "*NOPERM*rock|report*" {$rd rock report}
+        assert_equal OK [$rd set a b]
+        $rd auth rockop x
+        assert_equal 1 [dict get [$rd rock report] enabled]
+        $rd close
+        r acl deluser rockdev rockop
+    }
+
+    test {ROCK is not allowed from scripts} {
+        assert_error "*not allowed from script*" {r eval {return redis.call('rock','report')} 0}
+    }
+
+    test {COMMAND INFO and COMMAND DOCS describe ROCK} {
+        set info [lindex [r command info rock] 0]
+        assert_equal rock [lindex $info 0]
+        set subs [lindex $info 9]
+        assert_equal 2 [llength $subs]
+        foreach s $subs { assert {[lsearch [lindex $s 2] admin] >= 0} }
+        assert_match "*redis-rock*" [r command docs rock]
+    }
+}
