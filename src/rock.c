@@ -256,6 +256,10 @@ static void rockOpenDb(void) {
 /* Called from main() once the configuration is loaded and before the dataset
  * is loaded. Does nothing unless rock-enabled is yes. */
 void rockStartup(void) {
+    rock.started.enabled = rock.enabled;
+    rock.started.io_threads = rock.io_threads;
+    rock.started.direct_io = rock.direct_io;
+    rock.started.dir = zstrdup(rock.dir);
     if (!rock.enabled) return;
     rock.abs_dir = rockResolveDir(rock.dir);
     rockPrepareDir();
@@ -292,6 +296,23 @@ void rockShutdown(void) {
 int rockIsValidDir(char *val, const char **err) {
     if (val == NULL || val[0] == '\0') {
         *err = "rock-dir can't be empty";
+        return 0;
+    }
+    return 1;
+}
+
+/* Start-up-only options are MODIFIABLE in the config table so that CONFIG SET
+ * to the value already in force succeeds (as tools that re-apply a whole
+ * config expect), but any actual change is refused here, and config.c then
+ * restores the previous value. */
+int rockApplyStartupOnly(const char **err) {
+    if (rock.started.dir == NULL) return 1; /* Sentinel mode: no tier. */
+    if (rock.enabled != rock.started.enabled ||
+        rock.io_threads != rock.started.io_threads ||
+        rock.direct_io != rock.started.direct_io ||
+        strcmp(rock.dir, rock.started.dir) != 0)
+    {
+        *err = "can't change this rock option at run time; set it in redis.conf and restart";
         return 0;
     }
     return 1;

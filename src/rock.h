@@ -33,6 +33,12 @@ struct rockState {
     int direct_io;                   /* rock-direct-io */
     int compression;                 /* rock-compression */
 
+    /* Start-up-only options as they were when the server started. */
+    struct {
+        int enabled, io_threads, direct_io;
+        char *dir;
+    } started;
+
     /* Runtime state, valid while `db` is not NULL. */
     char *abs_dir;                   /* rock-dir resolved at startup */
     char *db_path;                   /* abs_dir/rocksdb */
@@ -51,6 +57,7 @@ extern configEnum rock_compression_enum[];
 /* rock.c: lifecycle and configuration. */
 void rockStartup(void);
 void rockShutdown(void);
+int rockApplyStartupOnly(const char **err);
 int rockApplyBlockCacheSize(const char **err);
 int rockApplyCompression(const char **err);
 int rockIsValidDir(char *val, const char **err);

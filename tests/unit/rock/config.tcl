@@ -13,12 +13,17 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         assert_equal {rock-compression lz4-zstd} [r config get rock-compression]
     }
 
-    test {immutable rock options are refused by CONFIG SET} {
+    test {start-up-only rock options refuse any change at run time} {
         foreach {opt val} {rock-enabled no rock-dir /tmp/elsewhere rock-io-threads 2 rock-direct-io yes} {
-            assert_error "*can't set immutable config*" {r config set $opt $val}
+            assert_error "*can't change this rock option at run time*" {r config set $opt $val}
         }
         assert_equal {rock-enabled yes} [r config get rock-enabled]
+        assert_equal {rock-dir rock} [r config get rock-dir]
         assert_equal {rock-io-threads 4} [r config get rock-io-threads]
+        assert_equal {rock-direct-io no} [r config get rock-direct-io]
+        # Re-applying the value in force is accepted (tools re-apply whole configs).
+        assert_equal OK [r config set rock-enabled yes rock-dir rock rock-io-threads 4 rock-direct-io no]
+        assert_equal 1 [rock_info_field rock_enabled]
     }
 
     test {rock-min-value-size accepts sizes and rejects bad values} {
