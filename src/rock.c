@@ -132,8 +132,7 @@ static void rockCompressionTypes(int mode, int *upper, int *bottom) {
  * ------------------------------------------------------------------------ */
 
 /* Resolve rock-dir against the current working directory, which at start-up
- * is the server's `dir`: the default "rock" therefore lives inside `dir`, and
- * servers with different `dir`s never share a rock-dir. */
+ * is the server's `dir`. */
 static char *rockResolveDir(const char *dir) {
     if (dir[0] == '/') return zstrdup(dir);
     char cwd[PATH_MAX];
@@ -261,9 +260,18 @@ void rockStartup(void) {
     rock.started.direct_io = rock.direct_io;
     rock.started.dir = zstrdup(rock.dir);
     if (!rock.enabled) return;
-    rock.abs_dir = rockResolveDir(rock.dir);
+    if (rock.dir[0] == '\0') {
+        /* Default: rock-<port> inside `dir`, so that servers never share one,
+         * not even servers sharing a `dir`. */
+        char name[32];
+        snprintf(name, sizeof(name), "rock-%d", server.port ? server.port : server.tls_port);
+        rock.abs_dir = rockResolveDir(name);
+    } else {
+        rock.abs_dir = rockResolveDir(rock.dir);
+    }
     rockPrepareDir();
     rockOpenDb();
+    rockStoreInit();
     serverLog(LL_NOTICE, "rock: RocksDB opened in %s (block cache %llu bytes, compression %s, direct io %s)",
               rock.db_path, rock.block_cache_size,
               rockCompressionConfigName(rock.compression),
@@ -293,13 +301,6 @@ void rockShutdown(void) {
  * Config validation and live changes (bound in config.c by patch 0003)
  * ------------------------------------------------------------------------ */
 
-int rockIsValidDir(char *val, const char **err) {
-    if (val == NULL || val[0] == '\0') {
-        *err = "rock-dir can't be empty";
-        return 0;
-    }
-    return 1;
-}
 
 /* Start-up-only options are MODIFIABLE in the config table so that CONFIG SET
  * to the value already in force succeeds (as tools that re-apply a whole

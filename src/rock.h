@@ -23,10 +23,40 @@
 #define ROCK_LOCK_FILE "redis-rock.lock"
 #define ROCK_MARKER_FILE "REDIS-ROCK-DATA"
 
+#define ROCK_OBJ_TYPES 7 /* OBJ_STRING .. OBJ_STREAM */
+
+/* rockEvictEntry() results. */
+#define ROCK_EVICT_OK 0       /* moved to disk (or dropped: clean copy on disk) */
+#define ROCK_EVICT_ALREADY 1  /* already cold */
+#define ROCK_EVICT_SMALL 2    /* under rock-min-value-size: stays in RAM */
+#define ROCK_EVICT_TYPE 3     /* a type that stays in RAM (module values) */
+#define ROCK_EVICT_PINNED 4   /* paged in for a command that has not run yet */
+#define ROCK_EVICT_ERROR 5    /* RocksDB refused the write (logged) */
+#define ROCK_EVICT_DISABLED 6 /* rock-enabled no */
+
+/* Per-database tier state; SWAPDB swaps these along with the dicts. */
+typedef struct rockDb {
+    uint32_t sid;      /* storage id: the RocksDB key prefix of this db */
+    dict *clean;       /* hot keys whose disk copy is still valid (hot-clean) */
+    long long cold;    /* keys whose value is on disk */
+} rockDb;
+
+/* Counters reset by CONFIG RESETSTAT. */
+typedef struct rockStats {
+    long long evictions;    /* values moved out of RAM */
+    long long clean_drops;  /* ...of which dropped without a write (clean) */
+    long long loads;        /* values paged back in */
+    long long sync_loads;   /* ...of which on the event loop (safety net) */
+    long long reads, read_bytes;   /* RocksDB reads */
+    long long writes, write_bytes; /* RocksDB value writes */
+    long long deletes;      /* RocksDB deletes of single keys */
+    long long errors;       /* RocksDB errors and bad records */
+} rockStats;
+
 struct rockState {
     /* Configuration (see docs/configuration.md). */
     int enabled;                     /* rock-enabled */
-    char *dir;                       /* rock-dir as configured */
+    char *dir;                       /* rock-dir as configured ("": rock-<port>) */
     long long min_value_size;        /* rock-min-value-size */
     int io_threads;                  /* rock-io-threads */
     unsigned long long block_cache_size; /* rock-block-cache-size */
@@ -49,6 +79,18 @@ struct rockState {
     rocksdb_cache_t *cache;
     rocksdb_filterpolicy_t *filter;
     long long opened_at;             /* unix time (ms) of the open */
+    rocksdb_writeoptions_t *wopts;   /* WAL off */
+    rocksdb_readoptions_t *ropts;
+
+    /* Keyspace side (rock_store.c, rock_keys.c). */
+    robj *cold[ROCK_OBJ_TYPES];      /* the shared sentinel of each type */
+    rockDb *dbs;                     /* server.dbnum entries */
+    uint32_t next_sid;               /* next unused storage id */
+    client *executing_client;        /* client whose command call() runs */
+    client *decode_client;           /* context for decoding records */
+    int disk_full;                   /* writes failed for lack of space */
+    rockStats stats;
+    struct hdr_histogram *read_latency; /* microseconds per value read */
 };
 
 extern struct rockState rock;
@@ -60,10 +102,51 @@ void rockShutdown(void);
 int rockApplyStartupOnly(const char **err);
 int rockApplyBlockCacheSize(const char **err);
 int rockApplyCompression(const char **err);
-int rockIsValidDir(char *val, const char **err);
 const char *rockCompressionConfigName(int mode);
 
-/* rock_report.c: operator-facing figures. */
+/* True when `o` is a cold sentinel: the value lives in RocksDB. */
+static inline int rockIsCold(const robj *o) {
+    return o->type < ROCK_OBJ_TYPES && o == rock.cold[o->type];
+}
+
+/* rock_store.c: sentinels, record format, RocksDB primitives. */
+void rockStoreInit(void);
+sds rockStorageKey(int dbid, const sds key);
+sds rockSerialize(robj *key, robj *val, int dbid);
+robj *rockDeserialize(const char *rec, size_t len, sds key, int dbid);
+int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen);
+int rockDbPut(const sds skey, const sds rec);
+int rockDbDelete(const sds skey);
+int rockDbDeleteSid(uint32_t sid);
+sds rockDbGet(const sds skey, int *found);
+ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid);
+
+/* rock_keys.c: values moving, and the keyspace hooks. */
+int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key);
+int rockEvictEntry(redisDb *db, dictEntry *de);
+robj *rockLoadEntry(redisDb *db, dictEntry *de);
+void rockRestoreValue(redisDb *db, dictEntry *de, robj *val);
+robj *rockEntryValue(redisDb *db, dictEntry *de);
+robj *rockLookupCold(redisDb *db, robj *key, robj *val);
+void rockKeyRemoved(redisDb *db, sds key, robj *val);
+void rockKeyModified(redisDb *db, robj *key);
+void rockEmptyDbs(redisDb *dbarray, int dbnum);
+void rockSwapDbs(int id1, int id2);
+client *rockCallEnter(client *c);
+void rockCallLeave(client *c, client *prev, long long dirty_before);
+long long rockColdKeys(void);
+int rockForkAllowed(int purpose);
+
+/* rock_read.c: paging in before a command runs. */
+int rockPrepareCommand(client *c);
+
+/* rock_report.c: operator-facing figures and the ROCK command. */
+void rockEvictCommand(client *c);
+void rockLoadCommand(client *c);
+void rockStatusCommand(client *c);
+void rockDiskkeysCommand(client *c);
+void rockRecordReadLatency(long long us);
+void rockResetStats(void);
 sds rockGenInfoString(sds info);
 void rockCommand(client *c);
 

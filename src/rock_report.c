@@ -1,6 +1,7 @@
 /* rock_report.c -- redis-rock: what operators see of the SSD tier.
  *
- * This file owns the ROCK command (REPORT, HELP) and the `INFO rock` section.
+ * This file owns the ROCK command (REPORT, EVICT, LOAD, STATUS, HELP), the
+ * `INFO rock` section and the tier's counters and read-latency histogram.
  * Both render the same list of figures, collected once by
  * rockCollectFigures(): REPORT names a figure `name`, INFO names it
  * `rock_name`. Adding a figure to the list adds it to both. */
@@ -10,9 +11,34 @@
 typedef struct rockFigure {
     const char *name;
     long long value;
+    double percent;     /* used instead of value when is_percent */
+    int is_percent;
 } rockFigure;
 
-#define ROCK_MAX_FIGURES 32
+#define ROCK_MAX_FIGURES 48
+
+/* ---------------------------------------------------------------------------
+ * Counters and latency
+ * ------------------------------------------------------------------------ */
+
+void rockRecordReadLatency(long long us) {
+    if (rock.read_latency == NULL) {
+        /* 1 us .. 100 s, 2 significant digits. */
+        hdr_init(1, 100LL * 1000 * 1000, 2, &rock.read_latency);
+    }
+    hdr_record_value(rock.read_latency, us < 1 ? 1 : us);
+}
+
+static long long rockReadLatencyPercentile(double p) {
+    if (rock.read_latency == NULL || rock.read_latency->total_count == 0) return 0;
+    return hdr_value_at_percentile(rock.read_latency, p);
+}
+
+/* CONFIG RESETSTAT. */
+void rockResetStats(void) {
+    memset(&rock.stats, 0, sizeof(rock.stats));
+    if (rock.read_latency) hdr_reset(rock.read_latency);
+}
 
 /* Read an integer RocksDB property, 0 if unavailable. */
 static long long rockDbProperty(const char *prop) {
@@ -23,10 +49,11 @@ static long long rockDbProperty(const char *prop) {
 
 static int rockCollectFigures(rockFigure *f) {
     int n = 0;
-    long long keys = 0, expires = 0;
+    long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0;
     for (int j = 0; j < server.dbnum; j++) {
         keys += dictSize(server.db[j].dict);
         expires += dictSize(server.db[j].expires);
+        if (rock.dbs) clean += dictSize(rock.dbs[j].clean);
     }
     long long memtables = rockDbProperty("rocksdb.cur-size-all-mem-tables");
     long long readers = rockDbProperty("rocksdb.estimate-table-readers-mem");
@@ -35,6 +62,22 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"enabled", rock.db != NULL};
     f[n++] = (rockFigure){"keys", keys};
     f[n++] = (rockFigure){"expires", expires};
+    f[n++] = (rockFigure){"cold_keys", cold};
+    f[n++] = (rockFigure){"cold_percent", 0, keys ? 100.0 * cold / keys : 0, 1};
+    f[n++] = (rockFigure){"hot_clean_keys", clean};
+    f[n++] = (rockFigure){"evictions", rock.stats.evictions};
+    f[n++] = (rockFigure){"clean_drops", rock.stats.clean_drops};
+    f[n++] = (rockFigure){"loads", rock.stats.loads};
+    f[n++] = (rockFigure){"sync_loads", rock.stats.sync_loads};
+    f[n++] = (rockFigure){"reads", rock.stats.reads};
+    f[n++] = (rockFigure){"read_bytes", rock.stats.read_bytes};
+    f[n++] = (rockFigure){"writes", rock.stats.writes};
+    f[n++] = (rockFigure){"write_bytes", rock.stats.write_bytes};
+    f[n++] = (rockFigure){"deletes", rock.stats.deletes};
+    f[n++] = (rockFigure){"errors", rock.stats.errors};
+    f[n++] = (rockFigure){"read_latency_p50_us", rockReadLatencyPercentile(50.0)};
+    f[n++] = (rockFigure){"read_latency_p99_us", rockReadLatencyPercentile(99.0)};
+    f[n++] = (rockFigure){"read_latency_p999_us", rockReadLatencyPercentile(99.9)};
     f[n++] = (rockFigure){"used_memory", (long long)zmalloc_used_memory()};
     f[n++] = (rockFigure){"rocksdb_memory", memtables + readers + cache};
     f[n++] = (rockFigure){"rocksdb_memtables", memtables};
@@ -62,13 +105,18 @@ sds rockGenInfoString(sds info) {
     info = sdscat(info, "# Rock\r\n");
     info = sdscatprintf(info, "rock_dir:%s\r\n", rock.abs_dir ? rock.abs_dir : "");
     info = sdscatprintf(info, "rock_compression:%s\r\n", rockCompressionConfigName(rock.compression));
-    for (int i = 0; i < n; i++)
-        info = sdscatprintf(info, "rock_%s:%lld\r\n", f[i].name, f[i].value);
+    for (int i = 0; i < n; i++) {
+        if (f[i].is_percent)
+            info = sdscatprintf(info, "rock_%s:%.2f\r\n", f[i].name, f[i].percent);
+        else
+            info = sdscatprintf(info, "rock_%s:%lld\r\n", f[i].name, f[i].value);
+    }
     for (int j = 0; j < server.dbnum; j++) {
         long long keys = dictSize(server.db[j].dict);
         long long expires = dictSize(server.db[j].expires);
         if (keys || expires)
-            info = sdscatprintf(info, "rock_db%d:keys=%lld,expires=%lld\r\n", j, keys, expires);
+            info = sdscatprintf(info, "rock_db%d:keys=%lld,expires=%lld,cold_keys=%lld\r\n",
+                                j, keys, expires, rock.dbs ? rock.dbs[j].cold : 0);
     }
     return info;
 }
@@ -91,7 +139,13 @@ static void rockReportCommand(client *c) {
     addReplyBulkCString(c, rockCompressionConfigName(rock.compression));
     for (int i = 0; i < n; i++) {
         addReplyBulkCString(c, f[i].name);
-        addReplyLongLong(c, f[i].value);
+        if (f[i].is_percent) {
+            char buf[32];
+            snprintf(buf, sizeof(buf), "%.2f", f[i].percent);
+            addReplyBulkCString(c, buf);
+        } else {
+            addReplyLongLong(c, f[i].value);
+        }
     }
     addReplyBulkCString(c, "dbs");
     addReplyMapLen(c, dbs);
@@ -100,20 +154,108 @@ static void rockReportCommand(client *c) {
         long long expires = dictSize(server.db[j].expires);
         if (!keys && !expires) continue;
         addReplyBulkSds(c, sdscatfmt(sdsempty(), "db%i", j));
-        addReplyMapLen(c, 2);
+        addReplyMapLen(c, 3);
         addReplyBulkCString(c, "keys");
         addReplyLongLong(c, keys);
         addReplyBulkCString(c, "expires");
         addReplyLongLong(c, expires);
+        addReplyBulkCString(c, "cold_keys");
+        addReplyLongLong(c, rock.dbs ? rock.dbs[j].cold : 0);
     }
+}
+
+static int rockRequireEnabled(client *c) {
+    if (rock.db) return 1;
+    addReplyError(c, "rock is disabled (rock-enabled no)");
+    return 0;
+}
+
+/* ROCK EVICT key [key ...]: move values to disk now. Replies with the number
+ * of values moved; keys already cold, missing, under rock-min-value-size or
+ * of a type that stays in RAM are skipped. */
+void rockEvictCommand(client *c) {
+    if (!rockRequireEnabled(c)) return;
+    long long moved = 0;
+    for (int j = 2; j < c->argc; j++) {
+        dictEntry *de = dictFind(c->db->dict, c->argv[j]->ptr);
+        if (de == NULL) continue;
+        int ret = rockEvictEntry(c->db, de);
+        if (ret == ROCK_EVICT_OK) moved++;
+        else if (ret == ROCK_EVICT_ERROR) {
+            addReplyError(c, "rock: RocksDB refused the write (see the server log)");
+            return;
+        }
+    }
+    addReplyLongLong(c, moved);
+}
+
+/* ROCK LOAD key [key ...]: values were paged in before the command ran (its
+ * keys are declared with the ACCESS flag); reply with how many of the keys
+ * now have their value in RAM. */
+void rockLoadCommand(client *c) {
+    if (!rockRequireEnabled(c)) return;
+    long long hot = 0;
+    for (int j = 2; j < c->argc; j++) {
+        dictEntry *de = dictFind(c->db->dict, c->argv[j]->ptr);
+        if (de == NULL) continue;
+        if (rockIsCold(dictGetVal(de)) && rockLoadEntry(c->db, de) == NULL) {
+            addReplyErrorFormat(c, "rock: can't read the value of '%s' from disk (see the server log)",
+                                (char *)c->argv[j]->ptr);
+            return;
+        }
+        hot++;
+    }
+    addReplyLongLong(c, hot);
+}
+
+/* ROCK STATUS key: hot, hot-clean (in RAM, same copy on disk) or cold. */
+void rockStatusCommand(client *c) {
+    dictEntry *de = dictFind(c->db->dict, c->argv[2]->ptr);
+    if (de == NULL) {
+        addReplyError(c, "no such key");
+        return;
+    }
+    robj *val = dictGetVal(de);
+    if (rock.db && rockIsCold(val))
+        addReplyBulkCString(c, "cold");
+    else if (rock.db && dictFind(rock.dbs[c->db->id].clean, c->argv[2]->ptr))
+        addReplyBulkCString(c, "hot-clean");
+    else
+        addReplyBulkCString(c, "hot");
+}
+
+/* ROCK DISKKEYS: the exact number of records in RocksDB, by iterating them
+ * all (O(N)); for checking that disk space is reclaimed. */
+void rockDiskkeysCommand(client *c) {
+    if (!rockRequireEnabled(c)) return;
+    long long n = 0;
+    rocksdb_iterator_t *it = rocksdb_create_iterator(rock.db, rock.ropts);
+    for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) n++;
+    char *err = NULL;
+    rocksdb_iter_get_error(it, &err);
+    rocksdb_iter_destroy(it);
+    if (err) {
+        addReplyErrorFormat(c, "rock: RocksDB iteration failed: %s", err);
+        rocksdb_free(err);
+        return;
+    }
+    addReplyLongLong(c, n);
 }
 
 void rockCommand(client *c) {
     if (c->argc == 2 && !strcasecmp(c->argv[1]->ptr, "help")) {
         const char *help[] = {
 "REPORT",
-"    Return figures of the SSD tier: keys, memory split, RocksDB memory, disk",
-"    usage and write-stall state, and per-database key counts.",
+"    Return figures of the SSD tier: keys, cold keys, memory split, RocksDB",
+"    memory and disk usage, reads, writes, latency, per-database counts.",
+"EVICT <key> [<key> ...]",
+"    Move the values of the keys to disk now. Returns how many moved.",
+"LOAD <key> [<key> ...]",
+"    Page the values of the keys back into RAM. Returns how many are in RAM.",
+"DISKKEYS",
+"    Count the records in RocksDB exactly (iterates them all: O(N)).",
+"STATUS <key>",
+"    Return hot, hot-clean (in RAM and unchanged on disk) or cold (on disk).",
 NULL
         };
         addReplyHelp(c, help);

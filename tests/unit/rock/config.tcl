@@ -5,7 +5,7 @@ source tests/helpers/rock/util.tcl
 start_server {tags {"rock"} overrides {rock-enabled yes}} {
     test {rock options have their documented defaults} {
         assert_equal {rock-enabled yes} [r config get rock-enabled]
-        assert_equal {rock-dir rock} [r config get rock-dir]
+        assert_equal {rock-dir {}} [r config get rock-dir]
         assert_equal {rock-min-value-size 64} [r config get rock-min-value-size]
         assert_equal {rock-io-threads 4} [r config get rock-io-threads]
         assert_equal {rock-block-cache-size 33554432} [r config get rock-block-cache-size]
@@ -18,11 +18,11 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
             assert_error "*can't change this rock option at run time*" {r config set $opt $val}
         }
         assert_equal {rock-enabled yes} [r config get rock-enabled]
-        assert_equal {rock-dir rock} [r config get rock-dir]
+        assert_equal {rock-dir {}} [r config get rock-dir]
         assert_equal {rock-io-threads 4} [r config get rock-io-threads]
         assert_equal {rock-direct-io no} [r config get rock-direct-io]
         # Re-applying the value in force is accepted (tools re-apply whole configs).
-        assert_equal OK [r config set rock-enabled yes rock-dir rock rock-io-threads 4 rock-direct-io no]
+        assert_equal OK [r config set rock-enabled yes rock-dir "" rock-io-threads 4 rock-direct-io no]
         assert_equal 1 [rock_info_field rock_enabled]
     }
 
@@ -88,7 +88,6 @@ start_server {tags {"rock"}} {
             rock-io-threads 65 "*argument must be between 1 and 64*"
             rock-block-cache-size 10 "*argument must be between*"
             rock-compression brotli "*argument(s) must be one of the following*"
-            rock-dir "" "*rock-dir can't be empty*"
             rock-min-value-size -5 "*argument must be a memory value*"
         } {
             lassign [rock_exec_server --dir $dir --$opt $val] rc out
@@ -102,6 +101,6 @@ start_server {tags {"rock"}} {
         assert_equal {rock-enabled no} [r config get rock-enabled]
         assert_equal 0 [rock_info_field rock_enabled]
         assert_equal 0 [dict get [rock_report] enabled]
-        assert_equal 0 [file exists [lindex [r config get dir] 1]/rock]
+        assert_equal {} [glob -nocomplain [lindex [r config get dir] 1]/rock*]
     }
 }

@@ -6,7 +6,10 @@ source tests/helpers/rock/util.tcl
 start_server {tags {"rock"} overrides {rock-enabled yes}} {
     test {ROCK REPORT lists the documented fields} {
         set rep [rock_report]
-        foreach f {dir compression enabled keys expires used_memory rocksdb_memory
+        foreach f {dir compression enabled keys expires cold_keys cold_percent hot_clean_keys
+                   evictions clean_drops loads sync_loads reads read_bytes writes write_bytes
+                   deletes errors read_latency_p50_us read_latency_p99_us read_latency_p999_us
+                   used_memory rocksdb_memory
                    rocksdb_memtables rocksdb_block_cache_usage rocksdb_block_cache_capacity
                    rocksdb_table_readers rocksdb_disk_bytes rocksdb_estimated_keys
                    rocksdb_write_stopped rocksdb_delayed_write_rate
@@ -15,7 +18,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         }
         assert_equal 1 [dict get $rep enabled]
         assert_equal lz4-zstd [dict get $rep compression]
-        assert_equal [lindex [r config get dir] 1]/rock [dict get $rep dir]
+        assert_equal [lindex [r config get dir] 1]/rock-[srv 0 port] [dict get $rep dir]
         # RocksDB is open and has allocated its memtable.
         assert {[dict get $rep rocksdb_memtables] > 0}
         assert {[dict get $rep rocksdb_memory] >= [dict get $rep rocksdb_memtables]}
@@ -32,8 +35,8 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         set rep [rock_report]
         assert_equal 101 [dict get $rep keys]
         assert_equal 1 [dict get $rep expires]
-        assert_equal {keys 100 expires 1} [dict get $rep dbs db9]
-        assert_equal {keys 1 expires 0} [dict get $rep dbs db3]
+        assert_equal {keys 100 expires 1 cold_keys 0} [dict get $rep dbs db9]
+        assert_equal {keys 1 expires 0 cold_keys 0} [dict get $rep dbs db3]
         assert_equal 2 [dict size [dict get $rep dbs]]
         r select 9
     }
@@ -46,8 +49,8 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
             if {$k in {dbs used_memory rocksdb_memory rocksdb_memtables rocksdb_block_cache_usage}} continue
             assert_equal $v [getInfoProperty $info rock_$k]
         }
-        assert_equal {keys=100,expires=1} [getInfoProperty $info rock_db9]
-        assert_equal {keys=1,expires=0} [getInfoProperty $info rock_db3]
+        assert_equal {keys=100,expires=1,cold_keys=0} [getInfoProperty $info rock_db9]
+        assert_equal {keys=1,expires=0,cold_keys=0} [getInfoProperty $info rock_db3]
     }
 
     test {INFO rock is in the default INFO and in INFO all, not in other sections} {
@@ -62,7 +65,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         set rep [r rock report]
         r hello 2
         assert_equal 1 [dict get $rep enabled]
-        assert_equal {keys 100 expires 1} [dict get $rep dbs db9]
+        assert_equal {keys 100 expires 1 cold_keys 0} [dict get $rep dbs db9]
     }
 
     test {ROCK bad arguments get clear errors} {
@@ -75,7 +78,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
     test {ROCK subcommands are in the @admin ACL category} {
         set cmds [r acl cat admin]
         assert {[lsearch $cmds rock|report] >= 0}
-        assert {[lsearch $cmds rock|help] >= 0}
+        foreach sub {help evict load status diskkeys} { assert {[lsearch $cmds rock|$sub] >= 0} }
         r acl setuser rockdev on nopass ~* &* +@all -@admin
         r acl setuser rockop on nopass -@all +@admin
         set rd [redis_client]
@@ -96,7 +99,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         set info [lindex [r command info rock] 0]
         assert_equal rock [lindex $info 0]
         set subs [lindex $info 9]
-        assert_equal 2 [llength $subs]
+        assert_equal 6 [llength $subs]
         foreach s $subs { assert {[lsearch [lindex $s 2] admin] >= 0} }
         assert_match "*redis-rock*" [r command docs rock]
     }

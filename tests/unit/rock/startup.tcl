@@ -3,12 +3,23 @@
 source tests/helpers/rock/util.tcl
 
 start_server {tags {"rock external:skip"} overrides {rock-enabled yes}} {
-    test {default rock-dir lives inside the server's dir} {
+    test {default rock-dir is rock-<port> inside the server's dir} {
         set dir [lindex [r config get dir] 1]
-        assert_equal "$dir/rock" [rock_info_field rock_dir]
-        assert {[file isdirectory $dir/rock/rocksdb]}
-        assert {[file exists $dir/rock/rocksdb/CURRENT]}
-        assert_equal [srv 0 pid] [string trim [exec cat $dir/rock/redis-rock.lock]]
+        set rockdir $dir/rock-[srv 0 port]
+        assert_equal $rockdir [rock_info_field rock_dir]
+        assert {[file isdirectory $rockdir/rocksdb]}
+        assert {[file exists $rockdir/rocksdb/CURRENT]}
+        assert_equal [srv 0 pid] [string trim [exec cat $rockdir/redis-rock.lock]]
+    }
+
+    test {two servers sharing a dir get their own default rock-dirs} {
+        set dir [lindex [r config get dir] 1]
+        start_server [list overrides [list dir $dir rock-enabled yes]] {
+            assert_equal $dir/rock-[srv 0 port] [rock_info_field rock_dir]
+            r set k v
+            assert_equal v [r get k]
+        }
+        assert_equal 1 [rock_info_field rock_enabled]
     }
 
     test {a second server on the same rock-dir refuses to start} {

@@ -1,0 +1,280 @@
+/* rock_keys.c -- redis-rock: the keyspace side of the SSD tier.
+ *
+ * This file owns what happens to a key when its value moves:
+ *   - eviction of one value (rockEvictKey): serialize, write, swap in the
+ *     type's sentinel; or, for a hot-clean value, just drop it (its disk copy
+ *     is still valid: clean re-eviction writes nothing);
+ *   - paging one value back (rockLoadEntry), marking it hot-clean;
+ *   - the hooks upstream calls when keys are looked up, deleted, overwritten,
+ *     modified, flushed or swapped, which keep RocksDB in step with the
+ *     keyspace so disk space never leaks and a stale copy is never served;
+ *   - which keys a command needs the *value* of (rockKeyNeedsValue): metadata
+ *     and overwrite-only access keeps values cold.
+ *
+ * Paging in or out is never a modification: no keyspace event, no
+ * signalModifiedKey (WATCH and client tracking see nothing). */
+
+#include "server.h"
+
+/* ---------------------------------------------------------------------------
+ * Which keys need their value
+ * ------------------------------------------------------------------------ */
+
+/* Commands that only look at a key's existence, type or TTL, or replace it
+ * whole, whatever their key-spec flags say. */
+static int rockCommandNeverNeedsValue(struct redisCommand *cmd) {
+    redisCommandProc *p = cmd->proc;
+    return p == existsCommand || p == typeCommand || p == ttlCommand ||
+           p == pttlCommand || p == expiretimeCommand || p == pexpiretimeCommand ||
+           p == expireCommand || p == pexpireCommand || p == expireatCommand ||
+           p == pexpireatCommand || p == persistCommand || p == delCommand ||
+           p == unlinkCommand || p == touchCommand || p == watchCommand ||
+           p == scanCommand || p == randomkeyCommand || p == keysCommand ||
+           p == dbsizeCommand || p == rockEvictCommand || p == rockStatusCommand;
+}
+
+/* True when the key-spec flags of one key say the command reads or updates
+ * its value (as opposed to only overwriting or removing it). */
+static int rockFlagsNeedValue(int flags) {
+    if (flags & CMD_KEY_ACCESS) return 1;
+    if (flags & (CMD_KEY_OW | CMD_KEY_RM)) return 0;
+    return 1;
+}
+
+/* Does `cmd argv` need the value of `key`? Used both before a command runs
+ * (to decide what to page in) and by the safety net when a lookup meets a
+ * sentinel during execution. */
+int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key) {
+    if (cmd == NULL) return 1;
+    if (rockCommandNeverNeedsValue(cmd)) return 0;
+    getKeysResult result = GETKEYS_RESULT_INIT;
+    int need = 1, found = 0;
+    int n = getKeysFromCommandWithSpecs(cmd, argv, argc, GET_KEYSPEC_DEFAULT, &result);
+    for (int j = 0; j < n; j++) {
+        robj *k = argv[result.keys[j].pos];
+        if (sdsEncodedObject(k) && sdscmp(k->ptr, key) == 0) {
+            int kn = rockFlagsNeedValue(result.keys[j].flags);
+            need = found ? (need || kn) : kn;
+            found = 1;
+        }
+    }
+    getKeysFreeResult(&result);
+    return need;
+}
+
+/* ---------------------------------------------------------------------------
+ * Evict and load
+ * ------------------------------------------------------------------------ */
+
+static int rockIsEvictableType(int type) {
+    return type < ROCK_OBJ_TYPES && rock.cold[type] != NULL;
+}
+
+/* Move the value of `de` to RocksDB. Returns one of ROCK_EVICT_*. */
+int rockEvictEntry(redisDb *db, dictEntry *de) {
+    robj *val = dictGetVal(de);
+    sds key = dictGetKey(de);
+    rockDb *rdb = &rock.dbs[db->id];
+
+    if (!rock.db) return ROCK_EVICT_DISABLED;
+    if (rockIsCold(val)) return ROCK_EVICT_ALREADY;
+    if (!rockIsEvictableType(val->type)) return ROCK_EVICT_TYPE;
+    if (rock.disk_full) return ROCK_EVICT_ERROR;
+
+    if (dictFind(rdb->clean, key)) {
+        /* Clean re-eviction: the disk copy is the same value. */
+        dictDelete(rdb->clean, key);
+        rock.stats.clean_drops++;
+    } else {
+        robj *keyobj = createStringObject(key, sdslen(key));
+        sds rec = rockSerialize(keyobj, val, db->id);
+        decrRefCount(keyobj);
+        if (rec == NULL) return ROCK_EVICT_ERROR;
+        if ((long long)sdslen(rec) < rock.min_value_size) {
+            sdsfree(rec);
+            return ROCK_EVICT_SMALL;
+        }
+        sds skey = rockStorageKey(db->id, key);
+        int ret = rockDbPut(skey, rec);
+        sdsfree(skey);
+        sdsfree(rec);
+        if (ret == C_ERR) return ROCK_EVICT_ERROR;
+    }
+    dictSetVal(db->dict, de, rock.cold[val->type]);
+    decrRefCount(val);
+    rdb->cold++;
+    rock.stats.evictions++;
+    return ROCK_EVICT_OK;
+}
+
+/* Page the value of a cold entry back in, synchronously. Returns the value,
+ * or NULL if it could not be read (error logged and counted; the key stays
+ * cold, nothing is lost). */
+robj *rockLoadEntry(redisDb *db, dictEntry *de) {
+    robj *val = dictGetVal(de);
+    if (!rockIsCold(val)) return val;
+    sds key = dictGetKey(de);
+    sds skey = rockStorageKey(db->id, key);
+    int found;
+    monotime start = getMonotonicUs();
+    sds rec = rockDbGet(skey, &found);
+    sdsfree(skey);
+    if (rec == NULL) {
+        if (!found) {
+            rock.stats.errors++;
+            serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is missing from RocksDB", key, db->id);
+        }
+        return NULL;
+    }
+    robj *loaded = rockDeserialize(rec, sdslen(rec), key, db->id);
+    sdsfree(rec);
+    if (loaded == NULL) {
+        rock.stats.errors++;
+        serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is malformed in RocksDB", key, db->id);
+        return NULL;
+    }
+    rockRecordReadLatency(getMonotonicUs() - start);
+    rockRestoreValue(db, de, loaded);
+    return loaded;
+}
+
+/* Put a value read back from disk into its dict entry: the key becomes
+ * hot-clean (its disk copy stays valid until modified). */
+void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
+    rockDb *rdb = &rock.dbs[db->id];
+    dictSetVal(db->dict, de, val);
+    dictAdd(rdb->clean, sdsdup(dictGetKey(de)), NULL);
+    rdb->cold--;
+    rock.stats.loads++;
+}
+
+/* The value of an entry, paged in synchronously if cold: for the few upstream
+ * paths that read dict values without lookupKey() (DEBUG, MEMORY USAGE). */
+robj *rockEntryValue(redisDb *db, dictEntry *de) {
+    robj *val = dictGetVal(de);
+    if (!rockIsCold(val)) return val;
+    rock.stats.sync_loads++;
+    robj *loaded = rockLoadEntry(db, de);
+    return loaded ? loaded : val;
+}
+
+/* ---------------------------------------------------------------------------
+ * Upstream hooks
+ * ------------------------------------------------------------------------ */
+
+/* lookupKey() met a sentinel (the safety net). Return the value to use: the
+ * paged-in value, or the sentinel itself when the executing command does not
+ * need the value (EXISTS, TYPE, TTL, SET overwrite, ...). */
+robj *rockLookupCold(redisDb *db, robj *key, robj *val) {
+    client *c = rock.executing_client;
+    if (c && c->cmd && !rockKeyNeedsValue(c->cmd, c->argv, c->argc, key->ptr))
+        return val;
+    dictEntry *de = dictFind(db->dict, key->ptr);
+    serverAssert(de != NULL);
+    rock.stats.sync_loads++;
+    robj *loaded = rockLoadEntry(db, de);
+    /* A failed read (logged and counted) leaves the key cold; the lookup
+     * then reports the key as missing for this one command. Declared keys
+     * never get here: rockPrepareCommand() fails the command before it runs. */
+    return loaded;
+}
+
+/* A key is leaving the keyspace (DEL, expire, eviction of the key, overwrite
+ * via dbOverwrite): drop its disk copy, if any. */
+void rockKeyRemoved(redisDb *db, sds key, robj *val) {
+    if (!rock.db) return;
+    rockDb *rdb = &rock.dbs[db->id];
+    int had_copy = 0;
+    if (rockIsCold(val)) {
+        rdb->cold--;
+        had_copy = 1;
+    } else if (dictSize(rdb->clean) && dictDelete(rdb->clean, key) == DICT_OK) {
+        had_copy = 1;
+    }
+    if (had_copy) {
+        sds skey = rockStorageKey(db->id, key);
+        rockDbDelete(skey);
+        sdsfree(skey);
+    }
+}
+
+/* A hot value was modified in place: its disk copy (if clean) is stale. */
+void rockKeyModified(redisDb *db, robj *key) {
+    if (!rock.db) return;
+    rockDb *rdb = &rock.dbs[db->id];
+    if (dictSize(rdb->clean) == 0) return;
+    if (dictDelete(rdb->clean, key->ptr) == DICT_OK) {
+        sds skey = rockStorageKey(db->id, key->ptr);
+        rockDbDelete(skey);
+        sdsfree(skey);
+    }
+}
+
+/* Databases are being emptied (FLUSHDB, FLUSHALL, replica full sync, ...).
+ * dbnum is -1 for all. Each emptied db gets a fresh storage id; the old
+ * id's records are dropped with one range delete. */
+void rockEmptyDbs(redisDb *dbarray, int dbnum) {
+    if (!rock.db || dbarray != server.db) return;
+    int start = dbnum == -1 ? 0 : dbnum;
+    int end = dbnum == -1 ? server.dbnum - 1 : dbnum;
+    for (int j = start; j <= end; j++) {
+        rockDb *rdb = &rock.dbs[j];
+        uint32_t old = rdb->sid;
+        rdb->sid = rock.next_sid++;
+        rdb->cold = 0;
+        dictEmpty(rdb->clean, NULL);
+        rockDbDeleteSid(old);
+    }
+    rock.disk_full = 0;
+}
+
+/* SWAPDB: the tier state follows the dict it belongs to. */
+void rockSwapDbs(int id1, int id2) {
+    if (!rock.db) return;
+    rockDb tmp = rock.dbs[id1];
+    rock.dbs[id1] = rock.dbs[id2];
+    rock.dbs[id2] = tmp;
+}
+
+/* call() wraps every command execution, nested ones included. */
+client *rockCallEnter(client *c) {
+    client *prev = rock.executing_client;
+    rock.executing_client = c;
+    return prev;
+}
+
+void rockCallLeave(client *c, client *prev, long long dirty_before) {
+    rock.executing_client = prev;
+    /* A write command that changed the dataset may have modified a value
+     * without signalModifiedKey() (e.g. stream consumer group state): treat
+     * every key it names as modified. */
+    if (!rock.db || server.dirty == dirty_before || !(c->cmd->flags & CMD_WRITE)) return;
+    long long clean = 0;
+    for (int j = 0; j < server.dbnum; j++) clean += dictSize(rock.dbs[j].clean);
+    if (clean == 0) return;
+    getKeysResult result = GETKEYS_RESULT_INIT;
+    int n = getKeysFromCommand(c->cmd, c->argv, c->argc, &result);
+    for (int j = 0; j < n; j++) rockKeyModified(c->db, c->argv[result.keys[j].pos]);
+    getKeysFreeResult(&result);
+}
+
+long long rockColdKeys(void) {
+    long long cold = 0;
+    if (!rock.db) return 0;
+    for (int j = 0; j < server.dbnum; j++) cold += rock.dbs[j].cold;
+    return cold;
+}
+
+/* Fork-based persistence (BGSAVE, AOF rewrite, full sync) can't read cold
+ * values yet: the child must never call RocksDB. Refuse such a fork while
+ * values are on disk, with a clear log line, rather than write a bad file. */
+int rockForkAllowed(int purpose) {
+    if (purpose != CHILD_TYPE_RDB && purpose != CHILD_TYPE_AOF) return 1;
+    long long cold = rockColdKeys();
+    if (cold == 0) return 1;
+    serverLog(LL_WARNING, "rock: refusing to fork for %s: %lld values are on disk and fork-safe "
+              "persistence of cold values is not implemented yet (ROCK LOAD them, or use SAVE)",
+              purpose == CHILD_TYPE_RDB ? "an RDB save" : "an AOF rewrite", cold);
+    errno = ENOTSUP;
+    return 0;
+}

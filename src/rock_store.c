@@ -1,0 +1,223 @@
+/* rock_store.c -- redis-rock: how values are laid out in RocksDB.
+ *
+ * This file owns:
+ *   - the cold sentinels: one shared object per Redis type that stands in
+ *     the main dict for a value living in RocksDB (no per-key heap object);
+ *   - per-database tier state (storage id, hot-clean set, cold count);
+ *   - the record format: key = [storage id, 4 bytes big endian][key bytes],
+ *     value = [format byte][RDB type byte][rdbSaveObject payload], so that
+ *     loading is rdbLoadObject and persistence can copy the payload as is;
+ *   - the primitive RocksDB reads and writes (WAL always off).
+ *
+ * Storage ids are per database, not db indexes: SWAPDB swaps two ids, and
+ * FLUSHDB gives the database a fresh id and drops the old id's range, so no
+ * data ever moves and a read still in flight for a flushed key finds nothing
+ * under the new id. */
+
+#include "server.h"
+#include "rdb.h"
+
+#define ROCK_FORMAT_V1 1
+
+/* ---------------------------------------------------------------------------
+ * Sentinels and per-db state
+ * ------------------------------------------------------------------------ */
+
+static robj *rockCreateSentinel(int type, int encoding) {
+    robj *o = createObject(type, NULL);
+    o->encoding = encoding;
+    makeObjectShared(o);
+    return o;
+}
+
+void rockStoreInit(void) {
+    memset(rock.cold, 0, sizeof(rock.cold));
+    rock.cold[OBJ_STRING] = rockCreateSentinel(OBJ_STRING, OBJ_ENCODING_RAW);
+    rock.cold[OBJ_LIST] = rockCreateSentinel(OBJ_LIST, OBJ_ENCODING_QUICKLIST);
+    rock.cold[OBJ_SET] = rockCreateSentinel(OBJ_SET, OBJ_ENCODING_HT);
+    rock.cold[OBJ_ZSET] = rockCreateSentinel(OBJ_ZSET, OBJ_ENCODING_SKIPLIST);
+    rock.cold[OBJ_HASH] = rockCreateSentinel(OBJ_HASH, OBJ_ENCODING_HT);
+    rock.cold[OBJ_STREAM] = rockCreateSentinel(OBJ_STREAM, OBJ_ENCODING_STREAM);
+    /* Module values stay in RAM: their type is only known through the value. */
+
+    rock.dbs = zcalloc(sizeof(rockDb) * server.dbnum);
+    for (int j = 0; j < server.dbnum; j++) {
+        rock.dbs[j].sid = j;
+        rock.dbs[j].clean = dictCreate(&setDictType);
+    }
+    rock.next_sid = server.dbnum;
+    rock.decode_client = createClient(NULL);
+    rock.wopts = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_disable_WAL(rock.wopts, 1);
+    rock.ropts = rocksdb_readoptions_create();
+    rocksdb_readoptions_set_fill_cache(rock.ropts, 1);
+}
+
+/* ---------------------------------------------------------------------------
+ * Record format
+ * ------------------------------------------------------------------------ */
+
+static void rockPutSid(unsigned char *p, uint32_t sid) {
+    p[0] = sid >> 24; p[1] = sid >> 16; p[2] = sid >> 8; p[3] = sid;
+}
+
+/* RocksDB key of `key` in database `dbid`. */
+sds rockStorageKey(int dbid, const sds key) {
+    unsigned char prefix[4];
+    rockPutSid(prefix, rock.dbs[dbid].sid);
+    sds sk = sdsnewlen(prefix, 4);
+    return sdscatlen(sk, key, sdslen(key));
+}
+
+/* Serialize a value as [format][RDB type][RDB payload]. */
+sds rockSerialize(robj *key, robj *val, int dbid) {
+    rio r;
+    sds buf = sdsnewlen("\x01", 1);
+    rioInitWithBuffer(&r, buf);
+    if (rdbSaveObjectType(&r, val) == -1 || rdbSaveObject(&r, val, key, dbid) == -1) {
+        sdsfree(r.io.buffer.ptr);
+        return NULL;
+    }
+    return r.io.buffer.ptr;
+}
+
+/* The RDB type byte and payload of a record, as rdbSaveObjectType() and
+ * rdbSaveObject() wrote them. */
+int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen) {
+    if (len < 2 || rec[0] != ROCK_FORMAT_V1) return C_ERR;
+    *payload = rec + 1;
+    *plen = len - 1;
+    return C_OK;
+}
+
+/* Rebuild a value from a record. Returns NULL on a malformed record. */
+robj *rockDeserialize(const char *rec, size_t len, sds key, int dbid) {
+    const char *payload;
+    size_t plen;
+    if (rockRecordRdbPayload(rec, len, &payload, &plen) == C_ERR) return NULL;
+    rio r;
+    sds buf = sdsnewlen(payload, plen);
+    rioInitWithBuffer(&r, buf);
+    /* Decode as RESTORE does: a malformed record is reported, never fatal. */
+    client *saved = server.current_client;
+    if (saved == NULL || saved->id == CLIENT_ID_AOF) server.current_client = rock.decode_client;
+    int type = rdbLoadObjectType(&r);
+    robj *val = NULL;
+    if (type != -1) {
+        int error = 0;
+        val = rdbLoadObject(type, &r, key, dbid, &error);
+        if (val && (size_t)r.io.buffer.pos != plen) { /* Trailing garbage. */
+            decrRefCount(val);
+            val = NULL;
+        }
+    }
+    server.current_client = saved;
+    sdsfree(buf);
+    return val;
+}
+
+/* ---------------------------------------------------------------------------
+ * RocksDB primitives
+ * ------------------------------------------------------------------------ */
+
+static void rockNoteError(const char *what, char *err) {
+    rock.stats.errors++;
+    serverLog(LL_WARNING, "rock: RocksDB %s failed: %s", what, err);
+    rocksdb_free(err);
+}
+
+int rockDbPut(const sds skey, const sds rec) {
+    char *err = NULL;
+    rocksdb_put(rock.db, rock.wopts, skey, sdslen(skey), rec, sdslen(rec), &err);
+    if (err) {
+        rockNoteError("write", err);
+        return C_ERR;
+    }
+    rock.stats.writes++;
+    rock.stats.write_bytes += sdslen(rec);
+    return C_OK;
+}
+
+int rockDbDelete(const sds skey) {
+    char *err = NULL;
+    rocksdb_delete(rock.db, rock.wopts, skey, sdslen(skey), &err);
+    if (err) {
+        rockNoteError("delete", err);
+        return C_ERR;
+    }
+    rock.stats.deletes++;
+    return C_OK;
+}
+
+/* Drop every record of storage id `sid`. */
+int rockDbDeleteSid(uint32_t sid) {
+    unsigned char start[4], end[4];
+    char *err = NULL;
+    rockPutSid(start, sid);
+    rockPutSid(end, sid + 1);
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    rocksdb_writebatch_delete_range(wb, (char *)start, 4, (char *)end, 4);
+    rocksdb_write(rock.db, rock.wopts, wb, &err);
+    rocksdb_writebatch_destroy(wb);
+    if (err) {
+        rockNoteError("delete range", err);
+        return C_ERR;
+    }
+    return C_OK;
+}
+
+/* Read a record. Returns an sds (caller frees), or NULL with *found = 0 when
+ * the key has no record, or NULL with *found = 1 on a RocksDB error. */
+sds rockDbGet(const sds skey, int *found) {
+    char *err = NULL;
+    size_t len;
+    char *v = rocksdb_get(rock.db, rock.ropts, skey, sdslen(skey), &len, &err);
+    if (err) {
+        rockNoteError("read", err);
+        *found = 1;
+        return NULL;
+    }
+    *found = v != NULL;
+    if (!v) return NULL;
+    sds rec = sdsnewlen(v, len);
+    rocksdb_free(v);
+    rock.stats.reads++;
+    rock.stats.read_bytes += len;
+    return rec;
+}
+
+/* Write a cold value into an RDB being saved in this process (SAVE, shutdown,
+ * DEBUG RELOAD): type byte, key, payload, exactly as rdbSaveKeyValuePair()
+ * writes a value in RAM. A forked child never gets here: persistence forks
+ * are refused while values are cold (rockForkAllowed). */
+ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid) {
+    const char *payload;
+    size_t plen;
+    int found;
+
+    if (server.in_fork_child) {
+        serverLog(LL_WARNING, "rock: a forked child met a cold value; refusing to call RocksDB");
+        return -1;
+    }
+    sds skey = rockStorageKey(dbid, key->ptr);
+    sds rec = rockDbGet(skey, &found);
+    sdsfree(skey);
+    if (rec == NULL) {
+        if (!found) {
+            rock.stats.errors++;
+            serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is missing from RocksDB",
+                      (char *)key->ptr, dbid);
+        }
+        return -1;
+    }
+    ssize_t ret = -1;
+    if (rockRecordRdbPayload(rec, sdslen(rec), &payload, &plen) == C_OK &&
+        rdbSaveType(rdb, (unsigned char)payload[0]) != -1 &&
+        rdbSaveStringObject(rdb, key) != -1 &&
+        rioWrite(rdb, payload + 1, plen - 1) != 0)
+    {
+        ret = 1;
+    }
+    sdsfree(rec);
+    return ret;
+}

@@ -1,0 +1,360 @@
+# tests/unit/rock/tiering.tcl -- values moving to RocksDB and back:
+# every type read back equal, modified while cold, metadata access that never
+# reads the disk, clean re-eviction, disk space reclaimed, SWAPDB/FLUSHDB,
+# in-process persistence of cold values, WATCH unaffected by paging.
+source tests/helpers/rock/util.tcl
+
+proc rock_field {f} { return [dict get [r rock report] $f] }
+
+# Build the same value under two keys: `k` will go cold, `k:ref` never does.
+proc rock_build {type k} {
+    foreach key [list $k $k:ref] {
+        switch $type {
+            string { r set $key [string repeat "value-" 50] }
+            int { r set $key 123456789 }
+            list { for {set i 0} {$i < 200} {incr i} { r rpush $key "item-$i" } }
+            smalllist { r rpush $key a b c 1 2 3 }
+            set { for {set i 0} {$i < 200} {incr i} { r sadd $key "m-$i" } }
+            intset { r sadd $key 1 2 3 4 5 100 200 }
+            zset { for {set i 0} {$i < 200} {incr i} { r zadd $key $i "z-$i" } }
+            smallzset { r zadd $key 1 a 2 b 3 c }
+            hash { for {set i 0} {$i < 200} {incr i} { r hset $key "f-$i" "v-$i" } }
+            smallhash { r hset $key a 1 b 2 c 3 }
+            stream {
+                for {set i 1} {$i <= 50} {incr i} { r xadd $key $i-0 f $i }
+                r xgroup create $key g1 0
+                r xreadgroup group g1 c1 count 5 streams $key >
+            }
+        }
+    }
+}
+
+# Read commands per type; `%k` is the key.
+set ::rock_reads {
+    string {{get %k} {strlen %k} {getrange %k 2 10} {substr %k 0 3} {dump %k} {object encoding %k}}
+    int {{get %k} {strlen %k} {getrange %k 0 -1} {object encoding %k}}
+    list {{lrange %k 0 -1} {llen %k} {lindex %k 7} {lpos %k item-9} {lrange %k 5 15}}
+    smalllist {{lrange %k 0 -1} {llen %k} {object encoding %k}}
+    set {{smembers %k} {scard %k} {sismember %k m-3} {smismember %k m-1 nope}}
+    intset {{smembers %k} {scard %k} {object encoding %k}}
+    zset {{zrange %k 0 -1 withscores} {zcard %k} {zscore %k z-7} {zrank %k z-9} {zrangebyscore %k 3 8}}
+    smallzset {{zrange %k 0 -1 withscores} {object encoding %k}}
+    hash {{hgetall %k} {hlen %k} {hget %k f-3} {hmget %k f-1 f-2 nope} {hexists %k f-9} {hstrlen %k f-10}}
+    smallhash {{hgetall %k} {object encoding %k}}
+    stream {{xrange %k - +} {xlen %k} {xrevrange %k + - count 3} {xpending %k g1} {xinfo stream %k}}
+}
+
+# Write commands per type, applied to cold and reference alike.
+set ::rock_writes {
+    string {{append %k tail} {setrange %k 3 XYZ}}
+    int {{incr %k} {decrby %k 10}}
+    list {{lpush %k new} {rpop %k} {lset %k 3 changed}}
+    smalllist {{rpush %k more}}
+    set {{sadd %k added} {srem %k m-1}}
+    intset {{sadd %k 7}}
+    zset {{zadd %k 1000 top} {zincrby %k 5 z-2}}
+    smallzset {{zadd %k 9 d}}
+    hash {{hset %k f-new x} {hincrby %k counter 3} {hdel %k f-4}}
+    smallhash {{hset %k d 4}}
+    stream {{xadd %k 100-0 f new} {xack %k g1 1-0} {xreadgroup group g1 c2 count 2 streams %k >}}
+}
+
+proc rock_cmd {tmpl key} { return [string map [list %k $key] $tmpl] }
+
+start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} {
+    foreach {type reads} $::rock_reads {
+        test "Cold $type: every read command returns what a never-evicted copy returns" {
+            r flushall
+            rock_build $type k
+            foreach tmpl $reads {
+                assert_equal 1 [r rock evict k]
+                assert_equal cold [r rock status k]
+                set got [r {*}[rock_cmd $tmpl k]]
+                set want [r {*}[rock_cmd $tmpl k:ref]]
+                if {[lindex $tmpl 0] eq "dump"} {
+                    # DUMP payloads embed the encoding; compare by restoring.
+                    r restore k:d1 0 $got
+                    r restore k:d2 0 $want
+                    assert_equal [r debug digest-value k:d1] [r debug digest-value k:d2]
+                } elseif {[lindex $tmpl 0] eq "smembers"} {
+                    # Hash-table sets have no defined order (as after DEBUG RELOAD).
+                    assert_equal [lsort $want] [lsort $got]
+                } elseif {[lindex $tmpl 0] ne "xinfo"} {
+                    assert_equal $want $got
+                }
+                assert_equal hot-clean [r rock status k]
+            }
+            assert_equal [r debug digest-value k] [r debug digest-value k:ref]
+        }
+
+        test "Cold $type: writes while cold give what they give on a hot copy" {
+            r flushall
+            rock_build $type k
+            foreach tmpl [dict get $::rock_writes $type] {
+                r rock evict k
+                assert_equal cold [r rock status k]
+                set want [string map {k:ref k} [r {*}[rock_cmd $tmpl k:ref]]]
+                assert_equal $want [r {*}[rock_cmd $tmpl k]]
+                assert_equal hot [r rock status k]
+            }
+            r rock evict k
+            assert_equal [r debug digest-value k:ref] [r debug digest-value k]
+        }
+    }
+
+    test {Metadata and overwrite-only commands never read the disk} {
+        r flushall
+        r config resetstat
+        foreach k {a b c d e f g h} { r set $k [string repeat x 100] }
+        r expire b 1000
+        r rock evict a b c d e f g h
+        set reads [rock_field reads]
+        assert_equal 1 [r exists a]
+        assert_equal string [r type a]
+        assert_range [r ttl b] 900 1000
+        assert_range [r pttl b] 900000 1000000
+        assert {[r expiretime b] > 0}
+        assert {[r pexpiretime b] > 0}
+        assert_equal 1 [r expire c 500]
+        assert_equal 1 [r persist c]
+        assert_equal 1 [r touch d]
+        assert_equal 1 [r del e]
+        assert_equal 1 [r unlink f]
+        assert_equal OK [r set g newvalue]
+        assert_equal {a b c d g h} [lsort [lindex [r scan 0 type string count 100] 1]]
+        assert_equal {} [lindex [r scan 0 type list count 100] 1]
+        assert_equal OK [r mset h 1 zz 2]
+        assert_equal 0 [r exists e f]
+        assert_equal $reads [rock_field reads]
+        assert_equal 0 [rock_field sync_loads]
+        foreach k {a b c d} { assert_equal cold [r rock status $k] }
+        assert_equal newvalue [r get g]
+    }
+
+    test {Clean re-eviction writes nothing; a modification makes the value dirty} {
+        r flushall
+        r config resetstat
+        r set k [string repeat v 500]
+        assert_equal 1 [r rock evict k]
+        assert_equal 1 [rock_field writes]
+        # Read, evict, repeatedly: no more writes.
+        for {set i 0} {$i < 10} {incr i} {
+            assert_equal [string repeat v 500] [r get k]
+            assert_equal hot-clean [r rock status k]
+            assert_equal 1 [r rock evict k]
+        }
+        assert_equal 1 [rock_field writes]
+        assert_equal 10 [rock_field clean_drops]
+        assert_equal 10 [rock_field loads]
+        # Modify: the old disk copy goes away, the next eviction writes.
+        r get k
+        r append k more
+        assert_equal hot [r rock status k]
+        r rock evict k
+        assert_equal 2 [rock_field writes]
+        assert_equal "[string repeat v 500]more" [r get k]
+    }
+
+    test {A consumer-group read makes a clean stream dirty} {
+        r flushall
+        r xadd s 1-0 f v
+        r xadd s 2-0 f v
+        r xgroup create s g 0
+        r rock evict s
+        r xlen s
+        assert_equal hot-clean [r rock status s]
+        r xreadgroup group g c count 1 streams s >
+        assert_equal hot [r rock status s]
+        r rock evict s
+        assert_equal 1 [lindex [r xpending s g] 0]
+    }
+
+    test {Delete, overwrite, expire and flush reclaim disk records} {
+        r flushall
+        for {set i 0} {$i < 100} {incr i} { r set k$i [string repeat x 200] }
+        r rock evict {*}[r keys k*]
+        assert_equal 100 [r rock diskkeys]
+        r del k0 k1
+        r set k2 overwritten
+        r getdel k3
+        r pexpire k4 1
+        r rename k5 k5b
+        assert_equal 1 [r rock evict k5b]
+        wait_for_condition 50 20 { [r exists k4] == 0 } else { fail "k4 did not expire" }
+        assert_equal 95 [r rock diskkeys]
+        assert_equal 95 [rock_field cold_keys]
+        r get k10
+        assert_equal hot-clean [r rock status k10]
+        r del k10
+        assert_equal 94 [r rock diskkeys]
+        r flushall
+        assert_equal 0 [r rock diskkeys]
+        assert_equal 0 [rock_field cold_keys]
+    }
+
+    test {Cold keys expiring on their own reclaim their records} {
+        r flushall
+        for {set i 0} {$i < 50} {incr i} { r set e$i [string repeat y 100] px 100 }
+        r rock evict {*}[r keys e*]
+        assert_equal 50 [r rock diskkeys]
+        wait_for_condition 100 50 { [r dbsize] == 0 } else { fail "keys did not expire" }
+        assert_equal 0 [r rock diskkeys]
+        assert_equal 0 [rock_field cold_keys]
+    }
+
+    test {FLUSHDB and FLUSHDB ASYNC drop one db's records only; SWAPDB carries cold values} {
+        r flushall
+        r select 1
+        r set a [string repeat 1 100]
+        r set b [string repeat 1 100]
+        r rock evict a b
+        r select 2
+        r set a [string repeat 2 100]
+        r rock evict a
+        r select 3
+        r set c [string repeat 3 100]
+        r rock evict c
+        r select 1
+        r swapdb 1 2
+        assert_equal [string repeat 2 100] [r get a]
+        assert_equal 0 [r exists b]
+        r select 2
+        assert_equal [string repeat 1 100] [r get b]
+        r flushdb
+        # Left: db1's a (hot-clean, copy kept) and db3's c.
+        assert_equal 2 [r rock diskkeys]
+        r select 3
+        r flushdb async
+        r select 1
+        assert_equal [string repeat 2 100] [r get a]
+        assert_equal 1 [r rock diskkeys]
+        r select 9
+    }
+
+    test {SAVE, DEBUG RELOAD and restart keep cold values; BGSAVE is refused while values are cold} {
+        r flushall
+        rock_build list l
+        rock_build hash h
+        rock_build stream s
+        r set str [string repeat abc 100] ex 1000
+        set digest [r debug digest]
+        r rock evict l h s str
+        assert_equal 4 [rock_field cold_keys]
+        # DEBUG DIGEST reads every value (paging cold ones in).
+        assert_equal $digest [r debug digest]
+        r rock evict l h s str
+        assert_equal 4 [rock_field cold_keys]
+        assert_equal OK [r save]
+        catch {r bgsave} e
+        assert_match "*ERR*" $e
+        wait_for_log_messages 0 {"*refusing to fork for an RDB save*"} 0 100 20
+        r rock evict l h s str
+        assert_equal OK [r debug reload]
+        assert_equal $digest [r debug digest]
+        assert_range [r ttl str] 900 1000
+        # All values are in RAM after loading: BGSAVE works again.
+        r bgsave
+        waitForBgsave r
+    } {} {needs:debug}
+
+    test {DEBUG OBJECT, DEBUG DIGEST-VALUE and MEMORY USAGE page in} {
+        r flushall
+        r rpush l a b c
+        set want [r debug digest-value l]
+        r rock evict l
+        assert_match "*encoding:*" [r debug object l]
+        r rock evict l
+        assert_equal $want [r debug digest-value l]
+        r rock evict l
+        assert {[r memory usage l] > 0}
+        assert_equal hot-clean [r rock status l]
+    } {} {needs:debug}
+
+    test {MULTI/EXEC and EVAL page in the keys they declare} {
+        r flushall
+        r set a [string repeat a 100]
+        r rpush l x y z
+        r rock evict a l
+        r multi
+        r get a
+        r lrange l 0 -1
+        r lpush l w
+        set res [r exec]
+        assert_equal [list [string repeat a 100] {x y z} 4] $res
+        r rock evict a l
+        r config resetstat
+        assert_equal {w x y z} [r eval {return redis.call('lrange', KEYS[1], 0, -1)} 1 l]
+        assert_equal 0 [rock_field sync_loads]
+        # An undeclared key still works, through the synchronous safety net.
+        r rock evict a
+        assert_equal [string repeat a 100] [r eval {return redis.call('get', 'a')} 0]
+        assert_equal 1 [rock_field sync_loads]
+    }
+
+    test {Paging in or out is not a modification for WATCH} {
+        r flushall
+        r set w [string repeat w 100]
+        r watch w
+        r rock evict w
+        set rd [redis_client]
+        $rd get w
+        $rd rock evict w
+        $rd close
+        r multi
+        r get w
+        assert_equal [list [string repeat w 100]] [r exec]
+        # A real modification still aborts.
+        r watch w
+        set rd [redis_client]
+        $rd append w x
+        $rd close
+        r multi
+        r get w
+        assert_equal {} [r exec]
+    }
+
+    test {ROCK EVICT skips small values, missing keys; ROCK STATUS of a missing key is an error} {
+        r flushall
+        r config set rock-min-value-size 100
+        r set small x
+        # Random bytes: RDB's LZF compression can't shrink them under the limit.
+        r set big [randstring 200 200 binary]
+        assert_equal 1 [r rock evict small big nosuchkey]
+        assert_equal hot [r rock status small]
+        assert_equal cold [r rock status big]
+        assert_error "*no such key*" {r rock status nosuchkey}
+        assert_equal 2 [r rock load small big nosuchkey]
+        assert_equal hot-clean [r rock status big]
+        r config set rock-min-value-size 0
+    }
+
+    test {CONFIG RESETSTAT resets the rock counters} {
+        r set k [string repeat k 100]
+        r rock evict k
+        r get k
+        assert {[rock_field reads] > 0}
+        r config resetstat
+        assert_equal 0 [rock_field reads]
+        assert_equal 0 [rock_field writes]
+        assert_equal 0 [rock_field evictions]
+    }
+
+    test {Read latency percentiles are reported} {
+        r config resetstat
+        r set k [string repeat k 100]
+        for {set i 0} {$i < 20} {incr i} { r rock evict k ; r get k }
+        assert {[rock_field read_latency_p50_us] > 0}
+        assert {[rock_field read_latency_p99_us] >= [rock_field read_latency_p50_us]}
+        assert {[rock_field read_latency_p999_us] >= [rock_field read_latency_p99_us]}
+    }
+}
+
+start_server {tags {"rock"}} {
+    test {ROCK EVICT, LOAD and DISKKEYS need rock enabled} {
+        r set k v
+        assert_error "*rock is disabled*" {r rock evict k}
+        assert_error "*rock is disabled*" {r rock load k}
+        assert_error "*rock is disabled*" {r rock diskkeys}
+        assert_equal hot [r rock status k]
+    }
+}
