@@ -272,6 +272,7 @@ void rockStartup(void) {
     rockPrepareDir();
     rockOpenDb();
     rockStoreInit();
+    rockReadStart();
     serverLog(LL_NOTICE, "rock: RocksDB opened in %s (block cache %llu bytes, compression %s, direct io %s)",
               rock.db_path, rock.block_cache_size,
               rockCompressionConfigName(rock.compression),
@@ -281,6 +282,7 @@ void rockStartup(void) {
 /* Called from finishShutdown(), after the final RDB/AOF work is done. */
 void rockShutdown(void) {
     if (!rock.db) return;
+    rockReadStop();
     rocksdb_close(rock.db);
     rock.db = NULL;
     rocksdb_options_destroy(rock.opts);

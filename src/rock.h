@@ -62,6 +62,7 @@ struct rockState {
     unsigned long long block_cache_size; /* rock-block-cache-size */
     int direct_io;                   /* rock-direct-io */
     int compression;                 /* rock-compression */
+    int debug_read_delay_ms;         /* rock-debug-read-delay (tests only) */
 
     /* Start-up-only options as they were when the server started. */
     struct {
@@ -123,6 +124,7 @@ ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid);
 
 /* rock_keys.c: values moving, and the keyspace hooks. */
 int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key);
+int rockValueTooSmall(robj *val, sds rec);
 int rockEvictEntry(redisDb *db, dictEntry *de);
 robj *rockLoadEntry(redisDb *db, dictEntry *de);
 void rockRestoreValue(redisDb *db, dictEntry *de, robj *val);
@@ -137,8 +139,18 @@ void rockCallLeave(client *c, client *prev, long long dirty_before);
 long long rockColdKeys(void);
 int rockForkAllowed(int purpose);
 
-/* rock_read.c: paging in before a command runs. */
+/* rock_evict.c: moving values out under maxmemory. */
+int rockPerformEvictions(void);
+
+/* rock_read.c: paging in before a command runs, off the event loop. */
 int rockPrepareCommand(client *c);
+int rockIsPinned(redisDb *db, sds key);
+void rockVoidRead(sds skey);
+void rockVoidReadsOfSid(uint32_t sid);
+void rockUnblockClient(client *c);
+void rockFreeClient(client *c);
+void rockReadStart(void);
+void rockReadStop(void);
 
 /* rock_report.c: operator-facing figures and the ROCK command. */
 void rockEvictCommand(client *c);

@@ -70,6 +70,18 @@ static int rockIsEvictableType(int type) {
     return type < ROCK_OBJ_TYPES && rock.cold[type] != NULL;
 }
 
+/* Is a value too small to be worth moving (rock-min-value-size)? Strings
+ * are measured by their bytes in RAM (RDB's LZF may shrink them a lot on
+ * disk, and RAM is what eviction saves); other types by their serialized
+ * size. `rec` may be NULL for the cheap pre-check on strings. */
+int rockValueTooSmall(robj *val, sds rec) {
+    if (val->type == OBJ_STRING) {
+        if (val->encoding == OBJ_ENCODING_INT) return rock.min_value_size > 0;
+        return (long long)sdslen(val->ptr) < rock.min_value_size;
+    }
+    return rec && (long long)sdslen(rec) < rock.min_value_size;
+}
+
 /* Move the value of `de` to RocksDB. Returns one of ROCK_EVICT_*. */
 int rockEvictEntry(redisDb *db, dictEntry *de) {
     robj *val = dictGetVal(de);
@@ -80,7 +92,9 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
     if (rockIsCold(val)) return ROCK_EVICT_ALREADY;
     if (!rockIsEvictableType(val->type)) return ROCK_EVICT_TYPE;
     if (rock.disk_full) return ROCK_EVICT_ERROR;
+    if (rockIsPinned(db, key)) return ROCK_EVICT_PINNED;
 
+    if (val->type == OBJ_STRING && rockValueTooSmall(val, NULL)) return ROCK_EVICT_SMALL;
     if (dictFind(rdb->clean, key)) {
         /* Clean re-eviction: the disk copy is the same value. */
         dictDelete(rdb->clean, key);
@@ -90,11 +104,12 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         sds rec = rockSerialize(keyobj, val, db->id);
         decrRefCount(keyobj);
         if (rec == NULL) return ROCK_EVICT_ERROR;
-        if ((long long)sdslen(rec) < rock.min_value_size) {
+        if (rockValueTooSmall(val, rec)) {
             sdsfree(rec);
             return ROCK_EVICT_SMALL;
         }
         sds skey = rockStorageKey(db->id, key);
+        rockVoidRead(skey);
         int ret = rockDbPut(skey, rec);
         sdsfree(skey);
         sdsfree(rec);
@@ -118,6 +133,8 @@ robj *rockLoadEntry(redisDb *db, dictEntry *de) {
     int found;
     monotime start = getMonotonicUs();
     sds rec = rockDbGet(skey, &found);
+    /* Paged in here: a read in flight for it is now redundant. */
+    rockVoidRead(skey);
     sdsfree(skey);
     if (rec == NULL) {
         if (!found) {
@@ -193,6 +210,7 @@ void rockKeyRemoved(redisDb *db, sds key, robj *val) {
     }
     if (had_copy) {
         sds skey = rockStorageKey(db->id, key);
+        rockVoidRead(skey);
         rockDbDelete(skey);
         sdsfree(skey);
     }
@@ -223,6 +241,7 @@ void rockEmptyDbs(redisDb *dbarray, int dbnum) {
         rdb->sid = rock.next_sid++;
         rdb->cold = 0;
         dictEmpty(rdb->clean, NULL);
+        rockVoidReadsOfSid(old);
         rockDbDeleteSid(old);
     }
     rock.disk_full = 0;

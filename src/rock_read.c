@@ -1,57 +1,452 @@
-/* rock_read.c -- redis-rock: paging values back before a command runs.
+/* rock_read.c -- redis-rock: paging values back without blocking the event loop.
  *
- * This file owns rockPrepareCommand(), called by processCommand() right
- * before call(): it finds the keys the command (or, at EXEC, every queued
- * command) will touch, and makes sure each one whose value the command needs
- * is in RAM before the command starts. A value that can't be read fails the
- * command with an error before it runs: never a wrong answer. */
+ * This file owns the read path:
+ *   - rockPrepareCommand(), called by processCommand() right before call():
+ *     it finds the keys the command (or, at EXEC, every queued command) will
+ *     touch; for each cold key whose value the command needs it queues a read
+ *     and blocks the client (BLOCKED_ROCK). The command re-runs from the start
+ *     of processCommand() once every read is back;
+ *   - the reader threads (rock-io-threads): they take queued reads in batches
+ *     and serve each batch with one RocksDB MultiGet;
+ *   - completions: a pipe wakes the event loop, which restores the values and
+ *     unblocks the waiting clients. Several clients waiting for one key share
+ *     one read;
+ *   - staleness: a read whose key was deleted, overwritten, re-evicted,
+ *     flushed or paged in meanwhile is voided and its result thrown away;
+ *   - pinning: a value paged in for a waiting command can't be evicted again
+ *     before that command has run.
+ * A value that can't be read fails the command with an error before it runs:
+ * never a wrong answer. */
 
 #include "server.h"
 
-/* Collect the keys of one command that need paging in. */
+#include <fcntl.h>
+#include <pthread.h>
+
+#define ROCK_READ_BATCH 32
+
+#define ROCK_READ_OK 0
+#define ROCK_READ_NOTFOUND 1
+#define ROCK_READ_ERROR 2
+
+typedef struct rockReadJob {
+    sds skey;          /* RocksDB key: storage id + key */
+    sds key;           /* key name */
+    uint32_t sid;      /* storage id of the db at request time */
+    sds rec;           /* result, filled by a reader thread */
+    int status;        /* ROCK_READ_* */
+    int voided;        /* the key changed meanwhile: drop the result */
+    list *waiters;     /* clients blocked on this read */
+    listNode *node;    /* in rock_io.jobs */
+    monotime start;
+} rockReadJob;
+
+/* Per-client read state, allocated on first use, freed with the client. */
+typedef struct rockClientState {
+    int pending;       /* reads this client still waits for */
+    sds failed_key;    /* a read failed: the command gets an error */
+    list *pins;        /* skeys pinned for this client's next run */
+} rockClientState;
+
+static struct {
+    pthread_t *threads;
+    int nthreads;
+    pthread_mutex_t lock;     /* guards queue, done, stop */
+    pthread_cond_t cond;
+    list *queue;              /* jobs waiting for a reader */
+    list *done;               /* jobs read, waiting for the main thread */
+    int stop;
+    int pipe_rd, pipe_wr;     /* wakes the event loop */
+    /* Main thread only. */
+    dict *inflight;           /* skey -> job, for jobs not voided */
+    list *jobs;               /* every job not yet completed */
+    dict *pinned;             /* skey -> pin count */
+} rock_io;
+
+static dictType rockSkeyDictType = {
+    dictSdsHash, NULL, NULL, dictSdsKeyCompare, NULL, NULL, NULL
+};
+
+static dictType rockPinDictType = {
+    dictSdsHash, NULL, NULL, dictSdsKeyCompare, dictSdsDestructor, NULL, NULL
+};
+
+/* ---------------------------------------------------------------------------
+ * Reader threads
+ * ------------------------------------------------------------------------ */
+
+static void *rockReaderMain(void *arg) {
+    UNUSED(arg);
+    redis_set_thread_title("rock_reader");
+    rockReadJob *batch[ROCK_READ_BATCH];
+    const char *keys[ROCK_READ_BATCH];
+    size_t klens[ROCK_READ_BATCH], vlens[ROCK_READ_BATCH];
+    char *vals[ROCK_READ_BATCH], *errs[ROCK_READ_BATCH];
+
+    while (1) {
+        int n = 0;
+        pthread_mutex_lock(&rock_io.lock);
+        while (!rock_io.stop && listLength(rock_io.queue) == 0)
+            pthread_cond_wait(&rock_io.cond, &rock_io.lock);
+        if (rock_io.stop) {
+            pthread_mutex_unlock(&rock_io.lock);
+            return NULL;
+        }
+        while (n < ROCK_READ_BATCH && listLength(rock_io.queue)) {
+            listNode *ln = listFirst(rock_io.queue);
+            batch[n++] = listNodeValue(ln);
+            listDelNode(rock_io.queue, ln);
+        }
+        pthread_mutex_unlock(&rock_io.lock);
+
+        /* Tests widen the window in which a read is in flight. */
+        if (rock.debug_read_delay_ms) usleep(rock.debug_read_delay_ms * 1000);
+        for (int j = 0; j < n; j++) {
+            keys[j] = batch[j]->skey;
+            klens[j] = sdslen(batch[j]->skey);
+        }
+        rocksdb_multi_get(rock.db, rock.ropts, n, keys, klens, vals, vlens, errs);
+        for (int j = 0; j < n; j++) {
+            if (errs[j]) {
+                serverLog(LL_WARNING, "rock: RocksDB read failed: %s", errs[j]);
+                rocksdb_free(errs[j]);
+                batch[j]->status = ROCK_READ_ERROR;
+            } else if (vals[j] == NULL) {
+                batch[j]->status = ROCK_READ_NOTFOUND;
+            } else {
+                batch[j]->rec = sdsnewlen(vals[j], vlens[j]);
+                batch[j]->status = ROCK_READ_OK;
+                rocksdb_free(vals[j]);
+            }
+        }
+
+        pthread_mutex_lock(&rock_io.lock);
+        int wake = listLength(rock_io.done) == 0;
+        for (int j = 0; j < n; j++) listAddNodeTail(rock_io.done, batch[j]);
+        pthread_mutex_unlock(&rock_io.lock);
+        if (wake && write(rock_io.pipe_wr, "x", 1) == -1) {
+            /* Pipe full: the main thread is already due to wake up. */
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Client state and pins
+ * ------------------------------------------------------------------------ */
+
+static rockClientState *rockClient(client *c) {
+    if (c->rock == NULL) {
+        c->rock = zcalloc(sizeof(rockClientState));
+        c->rock->pins = listCreate();
+    }
+    return c->rock;
+}
+
+int rockIsPinned(redisDb *db, sds key) {
+    if (rock_io.pinned == NULL || dictSize(rock_io.pinned) == 0) return 0;
+    sds skey = rockStorageKey(db->id, key);
+    int pinned = dictFind(rock_io.pinned, skey) != NULL;
+    sdsfree(skey);
+    return pinned;
+}
+
+static void rockPin(client *c, sds skey) {
+    dictEntry *de = dictFind(rock_io.pinned, skey);
+    if (de == NULL) {
+        de = dictAddRaw(rock_io.pinned, sdsdup(skey), NULL);
+        dictSetSignedIntegerVal(de, 0);
+    }
+    dictSetSignedIntegerVal(de, dictGetSignedIntegerVal(de) + 1);
+    listAddNodeTail(rockClient(c)->pins, sdsdup(skey));
+}
+
+static void rockUnpinAll(client *c) {
+    if (c->rock == NULL) return;
+    listNode *ln;
+    while ((ln = listFirst(c->rock->pins)) != NULL) {
+        sds skey = listNodeValue(ln);
+        dictEntry *de = dictFind(rock_io.pinned, skey);
+        if (de) {
+            int64_t n = dictGetSignedIntegerVal(de) - 1;
+            if (n <= 0) dictDelete(rock_io.pinned, skey);
+            else dictSetSignedIntegerVal(de, n);
+        }
+        sdsfree(skey);
+        listDelNode(c->rock->pins, ln);
+    }
+}
+
+/* freeClient(): the client's blocked state was already undone by
+ * unblockClient(); release its pins and state. */
+void rockFreeClient(client *c) {
+    if (c->rock == NULL) return;
+    rockUnpinAll(c);
+    listRelease(c->rock->pins);
+    sdsfree(c->rock->failed_key);
+    zfree(c->rock);
+    c->rock = NULL;
+}
+
+/* unblockClient() of a BLOCKED_ROCK client: when reads are still pending
+ * (the client is being freed or force-unblocked), stop waiting for them. */
+void rockUnblockClient(client *c) {
+    if (c->rock == NULL || c->rock->pending == 0) return;
+    listIter li;
+    listNode *ln;
+    listRewind(rock_io.jobs, &li);
+    while ((ln = listNext(&li)) != NULL) {
+        rockReadJob *job = listNodeValue(ln);
+        listNode *w;
+        while ((w = listSearchKey(job->waiters, c)) != NULL) listDelNode(job->waiters, w);
+    }
+    c->rock->pending = 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Requests, voiding, completions
+ * ------------------------------------------------------------------------ */
+
+static void rockRequestRead(client *c, redisDb *db, sds key) {
+    sds skey = rockStorageKey(db->id, key);
+    rockReadJob *job = dictFetchValue(rock_io.inflight, skey);
+    if (job == NULL) {
+        job = zcalloc(sizeof(*job));
+        job->skey = skey;
+        job->key = sdsdup(key);
+        job->sid = rock.dbs[db->id].sid;
+        job->waiters = listCreate();
+        job->start = getMonotonicUs();
+        listAddNodeTail(rock_io.jobs, job);
+        job->node = listLast(rock_io.jobs);
+        dictAdd(rock_io.inflight, job->skey, job);
+        pthread_mutex_lock(&rock_io.lock);
+        listAddNodeTail(rock_io.queue, job);
+        pthread_cond_signal(&rock_io.cond);
+        pthread_mutex_unlock(&rock_io.lock);
+    } else {
+        sdsfree(skey);
+    }
+    if (listSearchKey(job->waiters, c) == NULL) {
+        listAddNodeTail(job->waiters, c);
+        rockClient(c)->pending++;
+    }
+}
+
+/* The key behind `skey` changed (deleted, overwritten, re-evicted, paged in
+ * synchronously): a read in flight for it must not be applied. */
+void rockVoidRead(sds skey) {
+    if (rock_io.inflight == NULL || dictSize(rock_io.inflight) == 0) return;
+    rockReadJob *job = dictFetchValue(rock_io.inflight, skey);
+    if (job == NULL) return;
+    job->voided = 1;
+    dictDelete(rock_io.inflight, skey);
+}
+
+/* A storage id was dropped (FLUSHDB/FLUSHALL): void its reads. */
+void rockVoidReadsOfSid(uint32_t sid) {
+    if (rock_io.jobs == NULL) return;
+    listIter li;
+    listNode *ln;
+    listRewind(rock_io.jobs, &li);
+    while ((ln = listNext(&li)) != NULL) {
+        rockReadJob *job = listNodeValue(ln);
+        if (job->sid == sid && !job->voided) {
+            job->voided = 1;
+            dictDelete(rock_io.inflight, job->skey);
+        }
+    }
+}
+
+static redisDb *rockDbBySid(uint32_t sid) {
+    for (int j = 0; j < server.dbnum; j++)
+        if (rock.dbs[j].sid == sid) return server.db + j;
+    return NULL;
+}
+
+static void rockCompleteJob(rockReadJob *job) {
+    if (!job->voided) dictDelete(rock_io.inflight, job->skey);
+    listDelNode(rock_io.jobs, job->node);
+
+    int applied = 0, failed = 0;
+    redisDb *db = job->voided ? NULL : rockDbBySid(job->sid);
+    dictEntry *de = db ? dictFind(db->dict, job->key) : NULL;
+    if (de && rockIsCold(dictGetVal(de))) {
+        /* Not voided and still cold: this result is the current value. */
+        if (job->status == ROCK_READ_OK) {
+            rock.stats.reads++;
+            rock.stats.read_bytes += sdslen(job->rec);
+            robj *val = rockDeserialize(job->rec, sdslen(job->rec), job->key, db->id);
+            if (val) {
+                rockRecordReadLatency(getMonotonicUs() - job->start);
+                rockRestoreValue(db, de, val);
+                applied = 1;
+            } else {
+                rock.stats.errors++;
+                serverLog(LL_WARNING, "rock: value of cold key '%s' is malformed in RocksDB", job->key);
+                failed = 1;
+            }
+        } else {
+            rock.stats.errors++;
+            if (job->status == ROCK_READ_NOTFOUND)
+                serverLog(LL_WARNING, "rock: value of cold key '%s' is missing from RocksDB", job->key);
+            failed = 1;
+        }
+    }
+
+    listIter li;
+    listNode *ln;
+    listRewind(job->waiters, &li);
+    while ((ln = listNext(&li)) != NULL) {
+        client *c = listNodeValue(ln);
+        rockClientState *st = rockClient(c);
+        if (applied) rockPin(c, job->skey);
+        if (failed && st->failed_key == NULL) st->failed_key = sdsdup(job->key);
+        if (--st->pending == 0 && (c->flags & CLIENT_BLOCKED) && c->btype == BLOCKED_ROCK)
+            unblockClient(c);
+    }
+    listRelease(job->waiters);
+    sdsfree(job->skey);
+    sdsfree(job->key);
+    sdsfree(job->rec);
+    zfree(job);
+}
+
+static void rockReadCompletions(aeEventLoop *el, int fd, void *privdata, int mask) {
+    UNUSED(el); UNUSED(privdata); UNUSED(mask);
+    char buf[64];
+    while (read(fd, buf, sizeof(buf)) > 0);
+
+    pthread_mutex_lock(&rock_io.lock);
+    list *done = rock_io.done;
+    rock_io.done = listCreate();
+    pthread_mutex_unlock(&rock_io.lock);
+
+    listNode *ln;
+    while ((ln = listFirst(done)) != NULL) {
+        rockReadJob *job = listNodeValue(ln);
+        listDelNode(done, ln);
+        rockCompleteJob(job);
+    }
+    listRelease(done);
+}
+
+/* ---------------------------------------------------------------------------
+ * Before a command runs
+ * ------------------------------------------------------------------------ */
+
+/* Queue reads for the cold keys one command needs; returns how many. */
 static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj **argv, int argc) {
     getKeysResult result = GETKEYS_RESULT_INIT;
     int n = getKeysFromCommandWithSpecs(cmd, argv, argc, GET_KEYSPEC_DEFAULT, &result);
-    int ret = C_OK;
-    for (int j = 0; j < n && ret == C_OK; j++) {
+    int queued = 0;
+    for (int j = 0; j < n; j++) {
         robj *key = argv[result.keys[j].pos];
         if (!sdsEncodedObject(key)) continue;
         dictEntry *de = dictFind(db->dict, key->ptr);
         if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
         if (!rockKeyNeedsValue(cmd, argv, argc, key->ptr)) continue;
-        if (rockLoadEntry(db, de) == NULL) {
-            addReplyErrorFormat(c, "rock: can't read the value of '%s' from disk (see the server log)",
-                                (char *)key->ptr);
-            ret = C_ERR;
-        }
+        rockRequestRead(c, db, key->ptr);
+        queued++;
     }
     getKeysFreeResult(&result);
-    return ret;
+    return queued;
 }
 
-/* Returns C_OK when the command can run now, C_ERR when it was answered
- * with an error and must not run. */
+/* Returns C_OK when the command can run now; C_ERR when it must not run now:
+ * it was answered with an error, or the client is blocked until its values
+ * are back (it then re-runs from processCommand()). */
 int rockPrepareCommand(client *c) {
-    if (!rock.db || rockColdKeys() == 0) return C_OK;
-    int ret;
-    if (c->cmd->proc == execCommand && (c->flags & CLIENT_MULTI)) {
-        /* All keys of the transaction, before EXEC runs any of it. SELECT
-         * inside the transaction moves later keys to another db. */
-        redisDb *db = c->db;
-        ret = C_OK;
-        for (int j = 0; j < c->mstate.count && ret == C_OK; j++) {
-            multiCmd *mc = &c->mstate.commands[j];
-            if (mc->cmd->proc == selectCommand && mc->argc == 2) {
-                long long id;
-                if (getLongLongFromObject(mc->argv[1], &id) == C_OK && id >= 0 && id < server.dbnum)
-                    db = server.db + id;
-                continue;
-            }
-            ret = rockPrepareOne(c, db, mc->cmd, mc->argv, mc->argc);
-        }
-        if (ret == C_ERR) discardTransaction(c);
-    } else {
-        ret = rockPrepareOne(c, c->db, c->cmd, c->argv, c->argc);
+    int is_exec = c->cmd->proc == execCommand && (c->flags & CLIENT_MULTI);
+
+    if (c->rock && c->rock->failed_key) {
+        addReplyErrorFormat(c, "rock: can't read the value of '%s' from disk (see the server log)",
+                            c->rock->failed_key);
+        sdsfree(c->rock->failed_key);
+        c->rock->failed_key = NULL;
+        rockUnpinAll(c);
+        if (is_exec) discardTransaction(c);
+        return C_ERR;
     }
-    return ret;
+    if (!rock.db || rockColdKeys() == 0) {
+        rockUnpinAll(c);
+        return C_OK;
+    }
+
+    int queued = 0;
+    if (is_exec) {
+        /* All keys of the transaction, before EXEC runs any of it (unless it
+         * is going to abort anyway). SELECT inside moves later keys. */
+        if (!(c->flags & (CLIENT_DIRTY_CAS | CLIENT_DIRTY_EXEC))) {
+            redisDb *db = c->db;
+            for (int j = 0; j < c->mstate.count; j++) {
+                multiCmd *mc = &c->mstate.commands[j];
+                if (mc->cmd->proc == selectCommand && mc->argc == 2) {
+                    long long id;
+                    if (getLongLongFromObject(mc->argv[1], &id) == C_OK && id >= 0 && id < server.dbnum)
+                        db = server.db + id;
+                    continue;
+                }
+                queued += rockPrepareOne(c, db, mc->cmd, mc->argv, mc->argc);
+            }
+        }
+    } else {
+        queued = rockPrepareOne(c, c->db, c->cmd, c->argv, c->argc);
+    }
+
+    if (queued == 0) {
+        rockUnpinAll(c);
+        return C_OK;
+    }
+    c->bpop.timeout = 0;
+    blockClient(c, BLOCKED_ROCK);
+    c->flags |= CLIENT_PENDING_COMMAND;
+    return C_ERR;
+}
+
+/* ---------------------------------------------------------------------------
+ * Start and stop
+ * ------------------------------------------------------------------------ */
+
+void rockReadStart(void) {
+    int fds[2];
+    if (pipe(fds) == -1 || anetNonBlock(NULL, fds[0]) == ANET_ERR || anetNonBlock(NULL, fds[1]) == ANET_ERR) {
+        serverLog(LL_WARNING, "Fatal: rock: can't create the reader wake-up pipe: %s", strerror(errno));
+        exit(1);
+    }
+    anetCloexec(fds[0]);
+    anetCloexec(fds[1]);
+    rock_io.pipe_rd = fds[0];
+    rock_io.pipe_wr = fds[1];
+    if (aeCreateFileEvent(server.el, rock_io.pipe_rd, AE_READABLE, rockReadCompletions, NULL) == AE_ERR) {
+        serverLog(LL_WARNING, "Fatal: rock: can't watch the reader wake-up pipe");
+        exit(1);
+    }
+    pthread_mutex_init(&rock_io.lock, NULL);
+    pthread_cond_init(&rock_io.cond, NULL);
+    rock_io.queue = listCreate();
+    rock_io.done = listCreate();
+    rock_io.jobs = listCreate();
+    rock_io.inflight = dictCreate(&rockSkeyDictType);
+    rock_io.pinned = dictCreate(&rockPinDictType);
+    rock_io.nthreads = rock.io_threads;
+    rock_io.threads = zmalloc(sizeof(pthread_t) * rock_io.nthreads);
+    for (int j = 0; j < rock_io.nthreads; j++) {
+        if (pthread_create(&rock_io.threads[j], NULL, rockReaderMain, NULL) != 0) {
+            serverLog(LL_WARNING, "Fatal: rock: can't start reader thread %d", j);
+            exit(1);
+        }
+    }
+}
+
+/* Stop the readers before RocksDB closes. Reads still queued are dropped:
+ * the server is going away. */
+void rockReadStop(void) {
+    if (rock_io.threads == NULL) return;
+    pthread_mutex_lock(&rock_io.lock);
+    rock_io.stop = 1;
+    pthread_cond_broadcast(&rock_io.cond);
+    pthread_mutex_unlock(&rock_io.lock);
+    for (int j = 0; j < rock_io.nthreads; j++) pthread_join(rock_io.threads[j], NULL);
+    zfree(rock_io.threads);
+    rock_io.threads = NULL;
 }

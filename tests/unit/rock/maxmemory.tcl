@@ -1,0 +1,72 @@
+# tests/unit/rock/maxmemory.tcl -- automatic eviction to disk under
+# maxmemory: memory stays bounded, keys are never dropped while values can
+# move, every value reads back intact; upstream's policy applies only to what
+# can't move.
+source tests/helpers/rock/util.tcl
+
+# A deterministic value of 200..2000 bytes for key number i.
+proc rock_value {i} {
+    set len [expr {200 + ($i * 7919) % 1801}]
+    set unit "v$i:"
+    return [string range [string repeat $unit [expr {$len / [string length $unit] + 1}]] 0 [expr {$len - 1}]]
+}
+
+# Write keys k:from .. k:(to-1), pipelined; with a TTL when `ttl` is set.
+proc rock_fill {from to {ttl 0} {pipeline 100}} {
+    set rd [redis_deferring_client]
+    set pending 0
+    for {set i $from} {$i < $to} {incr i} {
+        if {$ttl} { $rd set k:$i [rock_value $i] ex $ttl } else { $rd set k:$i [rock_value $i] }
+        if {[incr pending] == $pipeline} {
+            for {set j 0} {$j < $pending} {incr j} { assert_equal OK [$rd read] }
+            set pending 0
+        }
+    }
+    for {set j 0} {$j < $pending} {incr j} { assert_equal OK [$rd read] }
+    $rd close
+}
+
+foreach policy {noeviction allkeys-lru volatile-lru allkeys-lfu} {
+    start_server [list tags {"rock"} overrides [list rock-enabled yes maxmemory-policy $policy]] {
+        test "maxmemory with rock ($policy): memory stays bounded and every value reads back" {
+            set limit [expr {[s used_memory] + 8*1024*1024}]
+            r config set maxmemory $limit
+            set n 20000 ;# about 22 MB of values, almost 3x the budget
+            set peak 0
+            set ttl [expr {[string match volatile-* $policy] ? 100000 : 0}]
+            for {set done 0} {$done < $n} {incr done 1000} {
+                rock_fill $done [expr {$done + 1000}] $ttl
+                set used [s used_memory]
+                if {$used > $peak} { set peak $used }
+            }
+            assert_equal $n [r dbsize]
+            assert_equal 0 [s evicted_keys]
+            set rep [r rock report]
+            assert {[dict get $rep cold_keys] > $n / 2}
+            # The budget holds, give or take one command's worth.
+            assert {$peak < $limit + 1024*1024}
+            for {set i 0} {$i < $n} {incr i 7} {
+                assert_equal [rock_value $i] [r get k:$i]
+            }
+            assert {[s used_memory] < $limit + 1024*1024}
+        }
+    }
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    test {maxmemory with rock: values that can't move still get -OOM under noeviction} {
+        r config set rock-min-value-size 1mb
+        r config set maxmemory [expr {[s used_memory] + 2*1024*1024}]
+        set err {}
+        for {set i 0} {$i < 10000} {incr i} {
+            if {[catch {r set k:$i [rock_value $i]} err]} break
+        }
+        assert_match "*OOM*" $err
+        assert_equal 0 [dict get [r rock report] cold_keys]
+        # Once values may move again, writes go through and nothing was lost.
+        r config set rock-min-value-size 64
+        assert_equal OK [r set k:$i [rock_value $i]]
+        assert_equal [rock_value 0] [r get k:0]
+        assert {[dict get [r rock report] cold_keys] > 0}
+    }
+}

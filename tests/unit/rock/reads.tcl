@@ -1,0 +1,242 @@
+# tests/unit/rock/reads.tcl -- the asynchronous read path: a client waiting
+# for its value never stalls the others, one read serves every waiter, and
+# whatever happens to the key while its read is in flight (overwrite, delete,
+# flush, swap, re-evict, client gone) the answer is the current value.
+# rock-debug-read-delay holds every read in the reader thread for a while so
+# that the races can be staged deterministically.
+source tests/helpers/rock/util.tcl
+
+proc rock_field {f} { return [dict get [r rock report] $f] }
+
+proc wait_rock_blocked {n} {
+    wait_for_condition 100 20 {
+        [s blocked_clients] == $n
+    } else {
+        fail "expected $n clients waiting for disk reads, got [s blocked_clients]"
+    }
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} {
+    set val [string repeat "cold-value-" 20]
+
+    test {A client waiting for a disk read does not stall other clients} {
+        r flushall
+        r set k $val
+        r rock evict k
+        r config set rock-debug-read-delay 1000
+        set rd [redis_deferring_client]
+        $rd get k
+        wait_rock_blocked 1
+        set start [clock milliseconds]
+        assert_equal PONG [r ping]
+        r set other 1
+        assert_equal 1 [r get other]
+        assert {[clock milliseconds] - $start < 500}
+        assert_equal $val [$rd read]
+        $rd close
+        r config set rock-debug-read-delay 0
+    }
+
+    test {Clients waiting for the same key share one read} {
+        r flushall
+        r set k $val
+        r rock evict k
+        r config resetstat
+        r config set rock-debug-read-delay 300
+        set clients {}
+        for {set i 0} {$i < 5} {incr i} {
+            set rd [redis_deferring_client]
+            $rd get k
+            lappend clients $rd
+        }
+        wait_rock_blocked 5
+        foreach rd $clients {
+            assert_equal $val [$rd read]
+            $rd close
+        }
+        assert_equal 1 [rock_field reads]
+        assert_equal 1 [rock_field loads]
+        r config set rock-debug-read-delay 0
+    }
+
+    test {Overwrite while a read is in flight: the waiter sees the new value} {
+        r flushall
+        r set k $val
+        r rock evict k
+        r config set rock-debug-read-delay 300
+        set rd [redis_deferring_client]
+        $rd get k
+        wait_rock_blocked 1
+        r set k fresh
+        assert_equal fresh [$rd read]
+        assert_equal hot [r rock status k]
+        $rd close
+        r config set rock-debug-read-delay 0
+    }
+
+    test {DEL and UNLINK while a read is in flight: the waiter sees no key} {
+        foreach del {del unlink} {
+            r flushall
+            r set k $val
+            r rock evict k
+            r config set rock-debug-read-delay 300
+            set rd [redis_deferring_client]
+            $rd get k
+            wait_rock_blocked 1
+            assert_equal 1 [r $del k]
+            assert_equal {} [$rd read]
+            assert_equal 0 [r exists k]
+            $rd close
+            r config set rock-debug-read-delay 0
+        }
+    }
+
+    test {FLUSHALL, FLUSHDB and their ASYNC forms while reads are in flight} {
+        foreach flush {{flushall} {flushall async} {flushdb} {flushdb async}} {
+            r flushall
+            r set k $val
+            r rpush l a b c
+            r rock evict k l
+            r config set rock-debug-read-delay 300
+            set rd1 [redis_deferring_client]
+            set rd2 [redis_deferring_client]
+            $rd1 get k
+            $rd2 lrange l 0 -1
+            wait_rock_blocked 2
+            r {*}$flush
+            assert_equal {} [$rd1 read]
+            assert_equal {} [$rd2 read]
+            $rd1 close
+            $rd2 close
+            r config set rock-debug-read-delay 0
+            assert_equal 0 [r rock diskkeys]
+        }
+    }
+
+    test {SWAPDB while a read is in flight: the command runs against the swapped db} {
+        r flushall
+        r select 9
+        r set k $val
+        r rock evict k
+        r select 8
+        r set k other-db-value
+        r rock evict k
+        r select 9
+        r config set rock-debug-read-delay 300
+        set rd [redis_deferring_client]
+        $rd get k
+        wait_rock_blocked 1
+        r swapdb 8 9
+        assert_equal other-db-value [$rd read]
+        r select 8
+        assert_equal $val [r get k]
+        r select 9
+        $rd close
+        r config set rock-debug-read-delay 0
+    }
+
+    test {Re-eviction while a read is in flight voids the read; the value stays right} {
+        r flushall
+        r set k $val
+        r rock evict k
+        r config resetstat
+        r config set rock-debug-read-delay 300
+        set rd [redis_deferring_client]
+        $rd get k
+        wait_rock_blocked 1
+        # Page it in synchronously, change it, and push it out again.
+        assert_match "*encoding*" [r debug object k]
+        r append k "+changed"
+        assert_equal 1 [r rock evict k]
+        assert_equal "$val+changed" [$rd read]
+        $rd close
+        r config set rock-debug-read-delay 0
+        assert_equal hot-clean [r rock status k]
+    } {} {needs:debug}
+
+    test {A client disconnecting while it waits leaves the server consistent} {
+        r flushall
+        r set k $val
+        r rock evict k
+        r config set rock-debug-read-delay 300
+        set rd [redis_deferring_client]
+        $rd get k
+        wait_rock_blocked 1
+        $rd close
+        wait_rock_blocked 0
+        r config set rock-debug-read-delay 0
+        # The orphaned read completed: the value is in RAM and not pinned.
+        wait_for_condition 50 20 { [r rock status k] eq "hot-clean" } else { fail "read never completed" }
+        assert_equal 1 [r rock evict k]
+        assert_equal $val [r get k]
+    }
+
+    test {CLIENT KILL of a waiting client} {
+        r flushall
+        r set k $val
+        r rock evict k
+        r config set rock-debug-read-delay 300
+        set rd [redis_deferring_client]
+        $rd client setname waiter
+        $rd read
+        $rd get k
+        wait_rock_blocked 1
+        assert_equal 1 [r client kill type normal skipme yes]
+        wait_rock_blocked 0
+        catch {$rd read} e
+        $rd close
+        r config set rock-debug-read-delay 0
+        assert_equal $val [r get k]
+    }
+
+    test {MULTI/EXEC waits for every key of the transaction, then runs at once} {
+        r flushall
+        r set a $val
+        r rpush l x y
+        r hset h f v
+        r rock evict a l h
+        r config set rock-debug-read-delay 300
+        set rd [redis_deferring_client]
+        $rd multi
+        $rd get a
+        $rd rpush l z
+        $rd hget h f
+        $rd exec
+        foreach _ {1 2 3 4} { $rd read }
+        wait_rock_blocked 1
+        assert_equal PONG [r ping]
+        assert_equal [list $val 3 v] [$rd read]
+        $rd close
+        r config set rock-debug-read-delay 0
+        assert_equal {x y z} [r lrange l 0 -1]
+    }
+
+    test {Blocking pops on a cold list page it in first} {
+        r flushall
+        r rpush l a b
+        r rock evict l
+        r config set rock-debug-read-delay 100
+        set rd [redis_deferring_client]
+        $rd blpop l 5
+        assert_equal {l a} [$rd read]
+        $rd close
+        r config set rock-debug-read-delay 0
+        assert_equal {b} [r lrange l 0 -1]
+    }
+
+    test {Pipelined commands on cold keys keep their order} {
+        r flushall
+        for {set i 0} {$i < 50} {incr i} { r set p$i "value-$i-[string repeat x 50]" }
+        r rock evict {*}[r keys p*]
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < 50} {incr i} {
+            $rd get p$i
+            $rd append p$i "!"
+        }
+        for {set i 0} {$i < 50} {incr i} {
+            assert_equal "value-$i-[string repeat x 50]" [$rd read]
+            assert_equal [expr {[string length "value-$i-"] + 51}] [$rd read]
+        }
+        $rd close
+    }
+}
