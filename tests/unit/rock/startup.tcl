@@ -96,7 +96,10 @@ start_server {tags {"rock external:skip"}} {
     }
 
     test {an unwritable rock-dir refuses to start} {
-        set work [file normalize [tmpdir rockperm]]
+        # Under /tmp: the unprivileged user must reach it whatever the
+        # permissions of the checkout's parents are.
+        set work /tmp/redis-rock-perm-[pid]
+        file delete -force $work
         file mkdir $work/ro
         file attributes $work/ro -permissions 0555
         lassign [rock_exec_server_unprivileged $work --rock-enabled yes --rock-dir $work/ro] rc out
@@ -104,6 +107,7 @@ start_server {tags {"rock external:skip"}} {
         assert_match "*rock-dir '$work/ro' is not writable*" $out
         # One clear line, and nothing else went wrong before it.
         assert_equal 1 [llength [lsearch -all [split $out "\n"] "*Fatal: rock:*"]]
+        file delete -force $work
     }
 
     test {a rocksdb folder redis-rock did not create is never wiped} {
