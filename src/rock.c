@@ -223,7 +223,16 @@ static void rockOpenDb(void) {
     /* Index and filter blocks live in the bounded block cache, so RocksDB's
      * memory stays accountable. */
     rocksdb_block_based_options_set_cache_index_and_filter_blocks(rock.table_opts, 1);
+    rocksdb_block_based_options_set_cache_index_and_filter_blocks_with_high_priority(rock.table_opts, 1);
     rocksdb_block_based_options_set_pin_l0_filter_and_index_blocks_in_cache(rock.table_opts, 1);
+    /* Partitioned index and filters: a point read loads one small index and
+     * filter partition, not a whole file's index, so a cache full of data
+     * blocks does not turn every read into an index re-read. */
+    rocksdb_block_based_options_set_index_type(rock.table_opts,
+        rocksdb_block_based_table_index_type_two_level_index_search);
+    rocksdb_block_based_options_set_partition_filters(rock.table_opts, 1);
+    rocksdb_block_based_options_set_metadata_block_size(rock.table_opts, 4096);
+    rocksdb_block_based_options_set_pin_top_level_index_and_filter(rock.table_opts, 1);
     rocksdb_block_based_options_set_format_version(rock.table_opts, 5);
 
     rock.opts = rocksdb_options_create();
