@@ -41,6 +41,11 @@ static int rockFlagsNeedValue(int flags) {
     return 1;
 }
 
+/* Does one key reference (a key-spec result entry) need the value? */
+int rockKeyRefNeedsValue(struct redisCommand *cmd, int flags) {
+    return !rockCommandNeverNeedsValue(cmd) && rockFlagsNeedValue(flags);
+}
+
 /* Does `cmd argv` need the value of `key`? Used both before a command runs
  * (to decide what to page in) and by the safety net when a lookup meets a
  * sentinel during execution. */

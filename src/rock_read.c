@@ -344,7 +344,8 @@ static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj
         if (!sdsEncodedObject(key)) continue;
         dictEntry *de = dictFind(db->dict, key->ptr);
         if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
-        if (!rockKeyNeedsValue(cmd, argv, argc, key->ptr)) continue;
+        /* Judged per key reference: O(keys), even for MGET of many keys. */
+        if (!rockKeyRefNeedsValue(cmd, result.keys[j].flags)) continue;
         rockRequestRead(c, db, key->ptr);
         queued++;
     }
