@@ -120,6 +120,7 @@ int rockDbPut(const sds skey, const sds rec);
 int rockDbDelete(const sds skey);
 int rockDbDeleteSid(uint32_t sid);
 sds rockDbGet(const sds skey, int *found);
+sds rockReadRecord(int dbid, sds key);
 ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid);
 
 /* rock_keys.c: values moving, and the keyspace hooks. */

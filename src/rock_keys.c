@@ -134,20 +134,9 @@ robj *rockLoadEntry(redisDb *db, dictEntry *de) {
     robj *val = dictGetVal(de);
     if (!rockIsCold(val)) return val;
     sds key = dictGetKey(de);
-    sds skey = rockStorageKey(db->id, key);
-    int found;
     monotime start = getMonotonicUs();
-    sds rec = rockDbGet(skey, &found);
-    /* Paged in here: a read in flight for it is now redundant. */
-    rockVoidRead(skey);
-    sdsfree(skey);
-    if (rec == NULL) {
-        if (!found) {
-            rock.stats.errors++;
-            serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is missing from RocksDB", key, db->id);
-        }
-        return NULL;
-    }
+    sds rec = rockReadRecord(db->id, key);
+    if (rec == NULL) return NULL;
     robj *loaded = rockDeserialize(rec, sdslen(rec), key, db->id);
     sdsfree(rec);
     if (loaded == NULL) {

@@ -193,23 +193,13 @@ sds rockDbGet(const sds skey, int *found) {
 ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid) {
     const char *payload;
     size_t plen;
-    int found;
 
     if (server.in_fork_child) {
         serverLog(LL_WARNING, "rock: a forked child met a cold value; refusing to call RocksDB");
         return -1;
     }
-    sds skey = rockStorageKey(dbid, key->ptr);
-    sds rec = rockDbGet(skey, &found);
-    sdsfree(skey);
-    if (rec == NULL) {
-        if (!found) {
-            rock.stats.errors++;
-            serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is missing from RocksDB",
-                      (char *)key->ptr, dbid);
-        }
-        return -1;
-    }
+    sds rec = rockReadRecord(dbid, key->ptr);
+    if (rec == NULL) return -1;
     ssize_t ret = -1;
     if (rockRecordRdbPayload(rec, sdslen(rec), &payload, &plen) == C_OK &&
         rdbSaveType(rdb, (unsigned char)payload[0]) != -1 &&
@@ -220,4 +210,20 @@ ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid) {
     }
     sdsfree(rec);
     return ret;
+}
+
+/* The record of a cold key, read synchronously. NULL when it can't be read:
+ * a RocksDB error or a missing record, both logged and counted. */
+sds rockReadRecord(int dbid, sds key) {
+    int found;
+    sds skey = rockStorageKey(dbid, key);
+    sds rec = rockDbGet(skey, &found);
+    /* Read here: a read in flight for the same record is now redundant. */
+    rockVoidRead(skey);
+    sdsfree(skey);
+    if (rec == NULL && !found) {
+        rock.stats.errors++;
+        serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is missing from RocksDB", key, dbid);
+    }
+    return rec;
 }
