@@ -282,6 +282,7 @@ void rockStartup(void) {
     rockOpenDb();
     rockStoreInit();
     rockReadStart();
+    rockWriteStart();
     serverLog(LL_NOTICE, "rock: RocksDB opened in %s (block cache %llu bytes, compression %s, direct io %s)",
               rock.db_path, rock.block_cache_size,
               rockCompressionConfigName(rock.compression),
@@ -291,6 +292,7 @@ void rockStartup(void) {
 /* Called from finishShutdown(), after the final RDB/AOF work is done. */
 void rockShutdown(void) {
     if (!rock.db) return;
+    rockWriteStop();
     rockReadStop();
     rocksdb_close(rock.db);
     rock.db = NULL;

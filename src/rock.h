@@ -51,6 +51,10 @@ typedef struct rockStats {
     long long writes, write_bytes; /* RocksDB value writes */
     long long deletes;      /* RocksDB deletes of single keys */
     long long errors;       /* RocksDB errors and bad records */
+    long long write_errors; /* failed write batches (values kept in RAM) */
+    long long write_batches;/* committed write batches */
+    long long pending_hits; /* values read back from the pending buffer */
+    long long write_waits;  /* event loop waited for the writer (backlog) */
 } rockStats;
 
 struct rockState {
@@ -63,6 +67,8 @@ struct rockState {
     int direct_io;                   /* rock-direct-io */
     int compression;                 /* rock-compression */
     int debug_read_delay_ms;         /* rock-debug-read-delay (tests only) */
+    int debug_write_delay_ms;        /* rock-debug-write-delay (tests only) */
+    int debug_evict_all;             /* rock-debug-evict-all */
 
     /* Start-up-only options as they were when the server started. */
     struct {
@@ -90,6 +96,9 @@ struct rockState {
     client *executing_client;        /* client whose command call() runs */
     client *decode_client;           /* context for decoding records */
     int disk_full;                   /* writes failed for lack of space */
+    sds write_error;                 /* last write error while writes fail */
+    dict **touched;                  /* evict-all: per db, keys that may be hot */
+    int sweep_all;                   /* evict-all: sweep the whole keyspace next */
     rockStats stats;
     struct hdr_histogram *read_latency; /* microseconds per value read */
 };
@@ -116,11 +125,9 @@ sds rockStorageKey(int dbid, const sds key);
 sds rockSerialize(robj *key, robj *val, int dbid);
 robj *rockDeserialize(const char *rec, size_t len, sds key, int dbid);
 int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen);
-int rockDbPut(const sds skey, const sds rec);
-int rockDbDelete(const sds skey);
-int rockDbDeleteSid(uint32_t sid);
+void rockDbDeleteSid(uint32_t sid);
 sds rockDbGet(const sds skey, int *found);
-sds rockReadRecord(int dbid, sds key);
+sds rockReadRecord(int dbid, sds key, int *from_pending);
 ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid);
 
 /* rock_keys.c: values moving, and the keyspace hooks. */
@@ -141,8 +148,24 @@ void rockCallLeave(client *c, client *prev, long long dirty_before);
 long long rockColdKeys(void);
 int rockForkAllowed(int purpose);
 
+/* rock_write.c: the writer thread and the pending buffer. */
+void rockWriteStart(void);
+void rockWriteStop(void);
+void rockWritePut(sds skey, sds rec);
+void rockWriteDelete(sds skey);
+void rockWriteDeleteRange(sds start, sds end);
+void rockWriteFlush(void);
+int rockWriteWaitOne(void);
+sds rockPendingGet(sds skey);
+long long rockPendingBytes(void);
+long long rockPendingCount(void);
+long long rockPendingFailed(void);
+void rockSetWriteError(const char *err, int no_space);
+
 /* rock_evict.c: moving values out under maxmemory. */
 int rockPerformEvictions(void);
+void rockTouched(redisDb *db, sds key);
+void rockCommandDone(void);
 
 /* rock_read.c: paging in before a command runs, off the event loop. */
 int rockPrepareCommand(client *c);

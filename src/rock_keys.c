@@ -1,8 +1,8 @@
 /* rock_keys.c -- redis-rock: the keyspace side of the SSD tier.
  *
  * This file owns what happens to a key when its value moves:
- *   - eviction of one value (rockEvictKey): serialize, write, swap in the
- *     type's sentinel; or, for a hot-clean value, just drop it (its disk copy
+ *   - eviction of one value (rockEvictEntry): serialize, queue the write
+ *     (rock_write.c), swap in the type's sentinel; or, for a hot-clean value, just drop it (its disk copy
  *     is still valid: clean re-eviction writes nothing);
  *   - paging one value back (rockLoadEntry), marking it hot-clean;
  *   - the hooks upstream calls when keys are looked up, deleted, overwritten,
@@ -80,6 +80,7 @@ static int rockIsEvictableType(int type) {
  * disk, and RAM is what eviction saves); other types by their serialized
  * size. `rec` may be NULL for the cheap pre-check on strings. */
 int rockValueTooSmall(robj *val, sds rec) {
+    if (rock.debug_evict_all) return 0; /* every value moves */
     if (val->type == OBJ_STRING) {
         if (val->encoding == OBJ_ENCODING_INT) return rock.min_value_size > 0;
         return (long long)sdslen(val->ptr) < rock.min_value_size;
@@ -96,7 +97,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
     if (!rock.db) return ROCK_EVICT_DISABLED;
     if (rockIsCold(val)) return ROCK_EVICT_ALREADY;
     if (!rockIsEvictableType(val->type)) return ROCK_EVICT_TYPE;
-    if (rock.disk_full) return ROCK_EVICT_ERROR;
+    if (rock.write_error) return ROCK_EVICT_ERROR;
     if (rockIsPinned(db, key)) return ROCK_EVICT_PINNED;
 
     if (val->type == OBJ_STRING && rockValueTooSmall(val, NULL)) return ROCK_EVICT_SMALL;
@@ -113,12 +114,12 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
             sdsfree(rec);
             return ROCK_EVICT_SMALL;
         }
+        /* Queued for the writer thread; served from the pending buffer
+         * until committed. */
         sds skey = rockStorageKey(db->id, key);
         rockVoidRead(skey);
-        int ret = rockDbPut(skey, rec);
+        rockWritePut(skey, rec);
         sdsfree(skey);
-        sdsfree(rec);
-        if (ret == C_ERR) return ROCK_EVICT_ERROR;
     }
     dictSetVal(db->dict, de, rock.cold[val->type]);
     decrRefCount(val);
@@ -135,7 +136,8 @@ robj *rockLoadEntry(redisDb *db, dictEntry *de) {
     if (!rockIsCold(val)) return val;
     sds key = dictGetKey(de);
     monotime start = getMonotonicUs();
-    sds rec = rockReadRecord(db->id, key);
+    int from_pending;
+    sds rec = rockReadRecord(db->id, key, &from_pending);
     if (rec == NULL) return NULL;
     robj *loaded = rockDeserialize(rec, sdslen(rec), key, db->id);
     sdsfree(rec);
@@ -144,7 +146,7 @@ robj *rockLoadEntry(redisDb *db, dictEntry *de) {
         serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is malformed in RocksDB", key, db->id);
         return NULL;
     }
-    rockRecordReadLatency(getMonotonicUs() - start);
+    if (!from_pending) rockRecordReadLatency(getMonotonicUs() - start);
     rockRestoreValue(db, de, loaded);
     return loaded;
 }
@@ -155,6 +157,7 @@ void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
     rockDb *rdb = &rock.dbs[db->id];
     dictSetVal(db->dict, de, val);
     dictAdd(rdb->clean, sdsdup(dictGetKey(de)), NULL);
+    rockTouched(db, dictGetKey(de));
     rdb->cold--;
     rock.stats.loads++;
 }
@@ -205,7 +208,7 @@ void rockKeyRemoved(redisDb *db, sds key, robj *val) {
     if (had_copy) {
         sds skey = rockStorageKey(db->id, key);
         rockVoidRead(skey);
-        rockDbDelete(skey);
+        rockWriteDelete(skey);
         sdsfree(skey);
     }
 }
@@ -213,11 +216,12 @@ void rockKeyRemoved(redisDb *db, sds key, robj *val) {
 /* A hot value was modified in place: its disk copy (if clean) is stale. */
 void rockKeyModified(redisDb *db, robj *key) {
     if (!rock.db) return;
+    rockTouched(db, key->ptr);
     rockDb *rdb = &rock.dbs[db->id];
     if (dictSize(rdb->clean) == 0) return;
     if (dictDelete(rdb->clean, key->ptr) == DICT_OK) {
         sds skey = rockStorageKey(db->id, key->ptr);
-        rockDbDelete(skey);
+        rockWriteDelete(skey);
         sdsfree(skey);
     }
 }
@@ -238,7 +242,7 @@ void rockEmptyDbs(redisDb *dbarray, int dbnum) {
         rockVoidReadsOfSid(old);
         rockDbDeleteSid(old);
     }
-    rock.disk_full = 0;
+    rock.sweep_all = 1;
 }
 
 /* SWAPDB: the tier state follows the dict it belongs to. */
@@ -247,28 +251,76 @@ void rockSwapDbs(int id1, int id2) {
     rockDb tmp = rock.dbs[id1];
     rock.dbs[id1] = rock.dbs[id2];
     rock.dbs[id2] = tmp;
+    rock.sweep_all = 1;
 }
 
-/* call() wraps every command execution, nested ones included. */
+/* call() wraps every command execution, nested ones included. For a write
+ * command (or any command in evict-all mode) the keys it names are taken
+ * before it runs: afterwards its argv may be rewritten for propagation or
+ * re-encoded, and key extraction must not look at that. Frames nest like
+ * call() itself. */
+typedef struct rockCallFrame {
+    client *prev;
+    robj **keys;
+    int nkeys;
+} rockCallFrame;
+
+static rockCallFrame *rock_frames;
+static int rock_frames_depth, rock_frames_cap;
+
+static int rockAnyClean(void) {
+    for (int j = 0; j < server.dbnum; j++)
+        if (dictSize(rock.dbs[j].clean)) return 1;
+    return 0;
+}
+
 client *rockCallEnter(client *c) {
     client *prev = rock.executing_client;
     rock.executing_client = c;
+    if (rock_frames_depth == rock_frames_cap) {
+        rock_frames_cap = rock_frames_cap ? rock_frames_cap * 2 : 8;
+        rock_frames = zrealloc(rock_frames, sizeof(rockCallFrame) * rock_frames_cap);
+    }
+    rockCallFrame *f = &rock_frames[rock_frames_depth++];
+    f->prev = prev;
+    f->keys = NULL;
+    f->nkeys = 0;
+    if (!rock.db) return prev;
+    if (!rock.debug_evict_all && !((c->cmd->flags & CMD_WRITE) && rockAnyClean())) return prev;
+
+    getKeysResult result = GETKEYS_RESULT_INIT;
+    int n = getKeysFromCommand(c->cmd, c->argv, c->argc, &result);
+    if (n > 0) {
+        f->keys = zmalloc(sizeof(robj *) * n);
+        for (int j = 0; j < n; j++) {
+            robj *key = c->argv[result.keys[j].pos];
+            if (!sdsEncodedObject(key)) continue;
+            incrRefCount(key);
+            f->keys[f->nkeys++] = key;
+        }
+    }
+    getKeysFreeResult(&result);
     return prev;
 }
 
 void rockCallLeave(client *c, client *prev, long long dirty_before) {
     rock.executing_client = prev;
+    rockCallFrame f = rock_frames[--rock_frames_depth];
+    serverAssert(f.prev == prev);
     /* A write command that changed the dataset may have modified a value
      * without signalModifiedKey() (e.g. stream consumer group state): treat
      * every key it names as modified. */
-    if (!rock.db || server.dirty == dirty_before || !(c->cmd->flags & CMD_WRITE)) return;
-    long long clean = 0;
-    for (int j = 0; j < server.dbnum; j++) clean += dictSize(rock.dbs[j].clean);
-    if (clean == 0) return;
-    getKeysResult result = GETKEYS_RESULT_INIT;
-    int n = getKeysFromCommand(c->cmd, c->argv, c->argc, &result);
-    for (int j = 0; j < n; j++) rockKeyModified(c->db, c->argv[result.keys[j].pos]);
-    getKeysFreeResult(&result);
+    int modified = server.dirty != dirty_before && (c->cmd->flags & CMD_WRITE);
+    if (rock.db && rock.debug_evict_all) {
+        redisCommandProc *p = c->cmd->proc;
+        if (p == debugCommand || p == moveCommand || p == copyCommand) rock.sweep_all = 1;
+    }
+    for (int j = 0; j < f.nkeys; j++) {
+        if (modified) rockKeyModified(c->db, f.keys[j]);
+        else rockTouched(c->db, f.keys[j]->ptr);
+        decrRefCount(f.keys[j]);
+    }
+    zfree(f.keys);
 }
 
 long long rockColdKeys(void) {

@@ -346,8 +346,16 @@ static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj
         if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
         /* Judged per key reference: O(keys), even for MGET of many keys. */
         if (!rockKeyRefNeedsValue(cmd, result.keys[j].flags)) continue;
-        rockRequestRead(c, db, key->ptr);
-        queued++;
+        sds skey = rockStorageKey(db->id, key->ptr);
+        if (rockPendingGet(skey)) {
+            /* Its write is not committed yet: the value is still in RAM.
+             * Restore it now, and pin it in case another key blocks us. */
+            if (rockLoadEntry(db, de)) rockPin(c, skey);
+        } else {
+            rockRequestRead(c, db, key->ptr);
+            queued++;
+        }
+        sdsfree(skey);
     }
     getKeysFreeResult(&result);
     return queued;

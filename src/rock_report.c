@@ -75,6 +75,14 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"write_bytes", rock.stats.write_bytes};
     f[n++] = (rockFigure){"deletes", rock.stats.deletes};
     f[n++] = (rockFigure){"errors", rock.stats.errors};
+    f[n++] = (rockFigure){"write_batches", rock.stats.write_batches};
+    f[n++] = (rockFigure){"write_errors", rock.stats.write_errors};
+    f[n++] = (rockFigure){"write_waits", rock.stats.write_waits};
+    f[n++] = (rockFigure){"pending_writes", rockPendingCount()};
+    f[n++] = (rockFigure){"pending_bytes", rockPendingBytes()};
+    f[n++] = (rockFigure){"pending_failed", rockPendingFailed()};
+    f[n++] = (rockFigure){"pending_hits", rock.stats.pending_hits};
+    f[n++] = (rockFigure){"disk_full", rock.disk_full};
     f[n++] = (rockFigure){"read_latency_p50_us", rockReadLatencyPercentile(50.0)};
     f[n++] = (rockFigure){"read_latency_p99_us", rockReadLatencyPercentile(99.0)};
     f[n++] = (rockFigure){"read_latency_p999_us", rockReadLatencyPercentile(99.9)};
@@ -94,6 +102,14 @@ static int rockCollectFigures(rockFigure *f) {
     return n;
 }
 
+/* Whether values can move to disk now, and if not, why. */
+static const char *rockEvictionState(void) {
+    if (!rock.db) return "disabled";
+    if (rock.disk_full) return "stopped (rock-dir is out of space)";
+    if (rock.write_error) return "stopped (RocksDB writes fail)";
+    return "running";
+}
+
 /* ---------------------------------------------------------------------------
  * INFO rock
  * ------------------------------------------------------------------------ */
@@ -105,6 +121,8 @@ sds rockGenInfoString(sds info) {
     info = sdscat(info, "# Rock\r\n");
     info = sdscatprintf(info, "rock_dir:%s\r\n", rock.abs_dir ? rock.abs_dir : "");
     info = sdscatprintf(info, "rock_compression:%s\r\n", rockCompressionConfigName(rock.compression));
+    info = sdscatprintf(info, "rock_eviction:%s\r\n", rockEvictionState());
+    info = sdscatprintf(info, "rock_last_write_error:%s\r\n", rock.write_error ? rock.write_error : "");
     for (int i = 0; i < n; i++) {
         if (f[i].is_percent)
             info = sdscatprintf(info, "rock_%s:%.2f\r\n", f[i].name, f[i].percent);
@@ -132,9 +150,13 @@ static void rockReportCommand(client *c) {
     for (int j = 0; j < server.dbnum; j++)
         if (dictSize(server.db[j].dict) || dictSize(server.db[j].expires)) dbs++;
 
-    addReplyMapLen(c, n + 3);
+    addReplyMapLen(c, n + 5);
     addReplyBulkCString(c, "dir");
     addReplyBulkCString(c, rock.abs_dir ? rock.abs_dir : "");
+    addReplyBulkCString(c, "eviction");
+    addReplyBulkCString(c, rockEvictionState());
+    addReplyBulkCString(c, "last_write_error");
+    addReplyBulkCString(c, rock.write_error ? rock.write_error : "");
     addReplyBulkCString(c, "compression");
     addReplyBulkCString(c, rockCompressionConfigName(rock.compression));
     for (int i = 0; i < n; i++) {
@@ -170,9 +192,10 @@ static int rockRequireEnabled(client *c) {
     return 0;
 }
 
-/* ROCK EVICT key [key ...]: move values to disk now. Replies with the number
- * of values moved; keys already cold, missing, under rock-min-value-size or
- * of a type that stays in RAM are skipped. */
+/* ROCK EVICT key [key ...]: move values to disk now, committed before the
+ * reply (it waits for the writer thread). Replies with the number of values
+ * moved; keys already cold, missing, under rock-min-value-size or of a type
+ * that stays in RAM are skipped. */
 void rockEvictCommand(client *c) {
     if (!rockRequireEnabled(c)) return;
     long long moved = 0;
@@ -182,9 +205,16 @@ void rockEvictCommand(client *c) {
         int ret = rockEvictEntry(c->db, de);
         if (ret == ROCK_EVICT_OK) moved++;
         else if (ret == ROCK_EVICT_ERROR) {
-            addReplyError(c, "rock: RocksDB refused the write (see the server log)");
+            addReplyErrorFormat(c, "rock: can't move values to disk now: eviction is %s (see the server log)",
+                                rockEvictionState());
             return;
         }
+    }
+    if (moved) rockWriteFlush();
+    if (moved && rock.write_error) {
+        addReplyErrorFormat(c, "rock: RocksDB write failed: %s (the values stay in RAM and the write is retried)",
+                            rock.write_error);
+        return;
     }
     addReplyLongLong(c, moved);
 }
@@ -228,6 +258,7 @@ void rockStatusCommand(client *c) {
  * all (O(N)); for checking that disk space is reclaimed. */
 void rockDiskkeysCommand(client *c) {
     if (!rockRequireEnabled(c)) return;
+    rockWriteFlush(); /* count what is queued too */
     long long n = 0;
     rocksdb_iterator_t *it = rocksdb_create_iterator(rock.db, rock.ropts);
     for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) n++;

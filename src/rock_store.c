@@ -7,7 +7,9 @@
  *   - the record format: key = [storage id, 4 bytes big endian][key bytes],
  *     value = [format byte][RDB type byte][rdbSaveObject payload], so that
  *     loading is rdbLoadObject and persistence can copy the payload as is;
- *   - the primitive RocksDB reads and writes (WAL always off).
+ *   - the primitive synchronous RocksDB read (writes go through the writer
+ *     thread, rock_write.c; a value not committed yet is read from its
+ *     pending buffer).
  *
  * Storage ids are per database, not db indexes: SWAPDB swaps two ids, and
  * FLUSHDB gives the database a fresh id and drops the old id's range, so no
@@ -126,44 +128,15 @@ static void rockNoteError(const char *what, char *err) {
     rocksdb_free(err);
 }
 
-int rockDbPut(const sds skey, const sds rec) {
-    char *err = NULL;
-    rocksdb_put(rock.db, rock.wopts, skey, sdslen(skey), rec, sdslen(rec), &err);
-    if (err) {
-        rockNoteError("write", err);
-        return C_ERR;
-    }
-    rock.stats.writes++;
-    rock.stats.write_bytes += sdslen(rec);
-    return C_OK;
-}
-
-int rockDbDelete(const sds skey) {
-    char *err = NULL;
-    rocksdb_delete(rock.db, rock.wopts, skey, sdslen(skey), &err);
-    if (err) {
-        rockNoteError("delete", err);
-        return C_ERR;
-    }
-    rock.stats.deletes++;
-    return C_OK;
-}
-
-/* Drop every record of storage id `sid`. */
-int rockDbDeleteSid(uint32_t sid) {
+/* Drop every record of storage id `sid` (queued for the writer thread). */
+void rockDbDeleteSid(uint32_t sid) {
     unsigned char start[4], end[4];
-    char *err = NULL;
     rockPutSid(start, sid);
     rockPutSid(end, sid + 1);
-    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
-    rocksdb_writebatch_delete_range(wb, (char *)start, 4, (char *)end, 4);
-    rocksdb_write(rock.db, rock.wopts, wb, &err);
-    rocksdb_writebatch_destroy(wb);
-    if (err) {
-        rockNoteError("delete range", err);
-        return C_ERR;
-    }
-    return C_OK;
+    sds s = sdsnewlen(start, 4), e = sdsnewlen(end, 4);
+    rockWriteDeleteRange(s, e);
+    sdsfree(s);
+    sdsfree(e);
 }
 
 /* Read a record. Returns an sds (caller frees), or NULL with *found = 0 when
@@ -198,7 +171,7 @@ ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid) {
         serverLog(LL_WARNING, "rock: a forked child met a cold value; refusing to call RocksDB");
         return -1;
     }
-    sds rec = rockReadRecord(dbid, key->ptr);
+    sds rec = rockReadRecord(dbid, key->ptr, NULL);
     if (rec == NULL) return -1;
     ssize_t ret = -1;
     if (rockRecordRdbPayload(rec, sdslen(rec), &payload, &plen) == C_OK &&
@@ -212,12 +185,22 @@ ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid) {
     return ret;
 }
 
-/* The record of a cold key, read synchronously. NULL when it can't be read:
- * a RocksDB error or a missing record, both logged and counted. */
-sds rockReadRecord(int dbid, sds key) {
+/* The record of a cold key, read synchronously: from the pending buffer if
+ * its write is not committed yet (*from_pending set), else from RocksDB.
+ * NULL when it can't be read: a RocksDB error or a missing record, both
+ * logged and counted. */
+sds rockReadRecord(int dbid, sds key, int *from_pending) {
     int found;
     sds skey = rockStorageKey(dbid, key);
-    sds rec = rockDbGet(skey, &found);
+    sds rec = rockPendingGet(skey);
+    if (from_pending) *from_pending = rec != NULL;
+    if (rec) {
+        rec = sdsdup(rec);
+        rock.stats.pending_hits++;
+        found = 1;
+    } else {
+        rec = rockDbGet(skey, &found);
+    }
     /* Read here: a read in flight for the same record is now redundant. */
     rockVoidRead(skey);
     sdsfree(skey);

@@ -1,0 +1,424 @@
+/* rock_write.c -- redis-rock: writing to RocksDB off the event loop.
+ *
+ * This file owns the write path:
+ *   - the writer thread: it takes every queued write (value puts, deletes of
+ *     single keys, range deletes of a flushed database's storage id) in
+ *     arrival order and commits them as one WriteBatch (WAL off);
+ *   - the pending buffer: a value moved out of RAM is serialized on the event
+ *     loop and kept here, under its RocksDB key, until its batch is
+ *     committed. Reads of a key whose value is pending are served from this
+ *     buffer, never from RocksDB, so a reader thread can never miss a value
+ *     that is not committed yet;
+ *   - completions: a pipe wakes the event loop, which drops the committed
+ *     values from the buffer (unless a newer value for the same key has
+ *     arrived meanwhile);
+ *   - failures: a value whose write failed stays in the buffer (nothing is
+ *     lost, reads keep working), the failure is logged, counted and shown by
+ *     ROCK REPORT, eviction stops, and the writes are retried every second.
+ *
+ * Ordering: one writer thread commits batches in queue order, so a delete
+ * queued after a put of the same key always wins, and a put queued after a
+ * delete always survives. A value leaves the pending buffer only after its
+ * batch is committed, so "pending or in RocksDB" holds for every cold key at
+ * every moment. */
+
+#include "server.h"
+
+#include <pthread.h>
+
+#define ROCK_WRITE_BATCH_OPS 1024
+#define ROCK_WRITE_BATCH_BYTES (4 * 1024 * 1024)
+#define ROCK_WRITE_RETRY_MS 1000
+
+#define ROCK_OP_PUT 0
+#define ROCK_OP_DELETE 1
+#define ROCK_OP_DELETE_RANGE 2
+
+/* A value waiting in the pending buffer. Shared by the buffer entry and the
+ * queued put; its reference count is only touched on the main thread. */
+typedef struct rockPendingValue {
+    sds rec;
+    int refs;
+    int queued;        /* a put of it is queued or being committed */
+} rockPendingValue;
+
+typedef struct rockWriteOp {
+    int kind;                /* ROCK_OP_* */
+    sds skey;                /* RocksDB key (range: start) */
+    sds end;                 /* range: end (exclusive) */
+    rockPendingValue *pv;    /* put: the value */
+} rockWriteOp;
+
+/* One committed (or failed) batch, handed back to the main thread. */
+typedef struct rockWriteBatch {
+    rockWriteOp **ops;
+    int count;
+    char *err;               /* RocksDB error, or NULL */
+} rockWriteBatch;
+
+static struct {
+    pthread_t thread;
+    int started;
+    pthread_mutex_t lock;     /* guards queue, done, stop */
+    pthread_cond_t cond;      /* queue has work, or stop */
+    pthread_cond_t done_cond; /* a batch was handed back */
+    list *queue;              /* rockWriteOp waiting for the writer */
+    list *done;               /* rockWriteBatch waiting for the main thread */
+    int stop;
+    int pipe_rd, pipe_wr;
+    /* Main thread only. */
+    dict *pending;            /* skey -> rockPendingValue */
+    long long pending_bytes;  /* sum of pending record lengths */
+    long long outstanding;    /* ops queued and not yet handed back */
+    long long failed;         /* pending values whose last write failed */
+    long long retry_timer;
+} rock_wr;
+
+static dictType rockPendingDictType = {
+    dictSdsHash, NULL, NULL, dictSdsKeyCompare, dictSdsDestructor, NULL, NULL
+};
+
+/* ---------------------------------------------------------------------------
+ * Writer thread
+ * ------------------------------------------------------------------------ */
+
+static void rockCommitBatch(rockWriteBatch *b) {
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    int ranges = 0;
+    for (int j = 0; j < b->count; j++) {
+        rockWriteOp *op = b->ops[j];
+        if (op->kind == ROCK_OP_PUT) {
+            rocksdb_writebatch_put(wb, op->skey, sdslen(op->skey), op->pv->rec, sdslen(op->pv->rec));
+        } else if (op->kind == ROCK_OP_DELETE) {
+            rocksdb_writebatch_delete(wb, op->skey, sdslen(op->skey));
+        } else {
+            rocksdb_writebatch_delete_range(wb, op->skey, sdslen(op->skey), op->end, sdslen(op->end));
+            ranges++;
+        }
+    }
+    rocksdb_write(rock.db, rock.wopts, wb, &b->err);
+    rocksdb_writebatch_destroy(wb);
+    if (b->err || ranges == 0) return;
+
+    /* A flushed database's files are reclaimed now, not whenever compaction
+     * happens to reach them: whole files go at once, the rest is compacted. */
+    for (int j = 0; j < b->count; j++) {
+        rockWriteOp *op = b->ops[j];
+        if (op->kind != ROCK_OP_DELETE_RANGE) continue;
+        char *err = NULL;
+        rocksdb_delete_file_in_range(rock.db, op->skey, sdslen(op->skey), op->end, sdslen(op->end), &err);
+        if (err) {
+            serverLog(LL_WARNING, "rock: reclaiming a flushed database's files failed: %s", err);
+            rocksdb_free(err);
+        }
+        rocksdb_compact_range(rock.db, op->skey, sdslen(op->skey), op->end, sdslen(op->end));
+    }
+}
+
+static void *rockWriterMain(void *arg) {
+    UNUSED(arg);
+    redis_set_thread_title("rock_writer");
+    while (1) {
+        pthread_mutex_lock(&rock_wr.lock);
+        while (!rock_wr.stop && listLength(rock_wr.queue) == 0)
+            pthread_cond_wait(&rock_wr.cond, &rock_wr.lock);
+        if (listLength(rock_wr.queue) == 0) { /* stop, and nothing left */
+            pthread_mutex_unlock(&rock_wr.lock);
+            return NULL;
+        }
+        int max = listLength(rock_wr.queue) < ROCK_WRITE_BATCH_OPS ? listLength(rock_wr.queue) : ROCK_WRITE_BATCH_OPS;
+        rockWriteBatch *b = zcalloc(sizeof(*b));
+        b->ops = zmalloc(sizeof(rockWriteOp *) * max);
+        size_t bytes = 0;
+        while (b->count < max && bytes < ROCK_WRITE_BATCH_BYTES) {
+            listNode *ln = listFirst(rock_wr.queue);
+            rockWriteOp *op = listNodeValue(ln);
+            listDelNode(rock_wr.queue, ln);
+            b->ops[b->count++] = op;
+            bytes += sdslen(op->skey) + (op->pv ? sdslen(op->pv->rec) : 0);
+        }
+        pthread_mutex_unlock(&rock_wr.lock);
+
+        /* Tests widen the window in which values are pending. */
+        if (rock.debug_write_delay_ms) usleep(rock.debug_write_delay_ms * 1000);
+        rockCommitBatch(b);
+
+        pthread_mutex_lock(&rock_wr.lock);
+        int wake = listLength(rock_wr.done) == 0;
+        listAddNodeTail(rock_wr.done, b);
+        pthread_cond_broadcast(&rock_wr.done_cond);
+        pthread_mutex_unlock(&rock_wr.lock);
+        if (wake && write(rock_wr.pipe_wr, "x", 1) == -1) {
+            /* Pipe full: the main thread is already due to wake up. */
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Main thread: queueing
+ * ------------------------------------------------------------------------ */
+
+static void rockPendingUnref(rockPendingValue *pv) {
+    if (--pv->refs > 0) return;
+    sdsfree(pv->rec);
+    zfree(pv);
+}
+
+static void rockEnqueue(rockWriteOp *op) {
+    rock_wr.outstanding++;
+    pthread_mutex_lock(&rock_wr.lock);
+    listAddNodeTail(rock_wr.queue, op);
+    pthread_cond_signal(&rock_wr.cond);
+    pthread_mutex_unlock(&rock_wr.lock);
+}
+
+static void rockEnqueuePut(sds skey, rockPendingValue *pv) {
+    rockWriteOp *op = zcalloc(sizeof(*op));
+    op->kind = ROCK_OP_PUT;
+    op->skey = sdsdup(skey);
+    op->pv = pv;
+    pv->refs++;
+    pv->queued = 1;
+    rockEnqueue(op);
+}
+
+/* Drop the pending value of `skey`, if any (a newer write supersedes it). */
+static void rockPendingDrop(sds skey) {
+    if (dictSize(rock_wr.pending) == 0) return;
+    dictEntry *de = dictFind(rock_wr.pending, skey);
+    if (de == NULL) return;
+    rockPendingValue *pv = dictGetVal(de);
+    rock_wr.pending_bytes -= sdslen(pv->rec);
+    if (!pv->queued) rock_wr.failed--;
+    rockPendingUnref(pv);
+    dictDelete(rock_wr.pending, skey);
+}
+
+/* Queue the value record `rec` under `skey`; takes ownership of `rec`. From
+ * now until it is committed, reads of `skey` are served from the buffer. */
+void rockWritePut(sds skey, sds rec) {
+    rockPendingDrop(skey);
+    rockPendingValue *pv = zcalloc(sizeof(*pv));
+    pv->rec = rec;
+    pv->refs = 1; /* the buffer's reference */
+    dictAdd(rock_wr.pending, sdsdup(skey), pv);
+    rock_wr.pending_bytes += sdslen(rec);
+    rockEnqueuePut(skey, pv);
+}
+
+/* Queue the delete of `skey`. */
+void rockWriteDelete(sds skey) {
+    rockPendingDrop(skey);
+    rockWriteOp *op = zcalloc(sizeof(*op));
+    op->kind = ROCK_OP_DELETE;
+    op->skey = sdsdup(skey);
+    rockEnqueue(op);
+}
+
+/* Queue the delete of every record whose key starts with `start` and sorts
+ * before `end`. */
+void rockWriteDeleteRange(sds start, sds end) {
+    rockWriteOp *op = zcalloc(sizeof(*op));
+    op->kind = ROCK_OP_DELETE_RANGE;
+    op->skey = sdsdup(start);
+    op->end = sdsdup(end);
+    rockEnqueue(op);
+}
+
+/* The pending record of `skey` (owned by the buffer), or NULL. */
+sds rockPendingGet(sds skey) {
+    if (rock_wr.pending == NULL || dictSize(rock_wr.pending) == 0) return NULL;
+    rockPendingValue *pv = dictFetchValue(rock_wr.pending, skey);
+    return pv ? pv->rec : NULL;
+}
+
+long long rockPendingBytes(void) {
+    return rock_wr.pending ? rock_wr.pending_bytes : 0;
+}
+
+long long rockPendingCount(void) {
+    return rock_wr.pending ? (long long)dictSize(rock_wr.pending) : 0;
+}
+
+long long rockPendingFailed(void) {
+    return rock_wr.failed;
+}
+
+/* ---------------------------------------------------------------------------
+ * Main thread: completions, failures, retries
+ * ------------------------------------------------------------------------ */
+
+static int rockIsNoSpaceError(const char *err) {
+    return strstr(err, "No space left") != NULL || strstr(err, "NoSpace") != NULL ||
+           strstr(err, "no space") != NULL;
+}
+
+static void rockCompleteBatch(rockWriteBatch *b) {
+    if (b->err) {
+        rock.stats.errors++;
+        rock.stats.write_errors++;
+        serverLog(LL_WARNING, "rock: RocksDB write of %d operations failed: %s%s", b->count, b->err,
+                  rockPendingCount() ? " (values stay in RAM; retrying every second)" : "");
+        rockSetWriteError(b->err, rockIsNoSpaceError(b->err));
+        rocksdb_free(b->err);
+    } else {
+        rock.stats.write_batches++;
+    }
+    for (int j = 0; j < b->count; j++) {
+        rockWriteOp *op = b->ops[j];
+        if (op->kind == ROCK_OP_PUT) {
+            dictEntry *de = dictFind(rock_wr.pending, op->skey);
+            int current = de && dictGetVal(de) == op->pv;
+            op->pv->queued = 0;
+            if (b->err) {
+                if (current) rock_wr.failed++;
+            } else {
+                rock.stats.writes++;
+                rock.stats.write_bytes += sdslen(op->pv->rec);
+                if (current) {
+                    rock_wr.pending_bytes -= sdslen(op->pv->rec);
+                    rockPendingUnref(op->pv);
+                    dictDelete(rock_wr.pending, op->skey);
+                }
+            }
+            rockPendingUnref(op->pv);
+        } else if (!b->err && op->kind == ROCK_OP_DELETE) {
+            rock.stats.deletes++;
+        }
+        sdsfree(op->skey);
+        sdsfree(op->end);
+        zfree(op);
+    }
+    rock_wr.outstanding -= b->count;
+    if (!b->err && rock.write_error && rock_wr.failed == 0) rockSetWriteError(NULL, 0);
+    zfree(b->ops);
+    zfree(b);
+}
+
+static void rockWriteCompletionsApply(void) {
+    pthread_mutex_lock(&rock_wr.lock);
+    list *done = rock_wr.done;
+    rock_wr.done = listCreate();
+    pthread_mutex_unlock(&rock_wr.lock);
+    listNode *ln;
+    while ((ln = listFirst(done)) != NULL) {
+        rockWriteBatch *b = listNodeValue(ln);
+        listDelNode(done, ln);
+        rockCompleteBatch(b);
+    }
+    listRelease(done);
+}
+
+static void rockWriteCompletions(aeEventLoop *el, int fd, void *privdata, int mask) {
+    UNUSED(el); UNUSED(privdata); UNUSED(mask);
+    char buf[64];
+    while (read(fd, buf, sizeof(buf)) > 0);
+    rockWriteCompletionsApply();
+}
+
+/* Wait (blocking the event loop) until every queued write is committed or has
+ * failed. For rock-debug-evict-all, ROCK DISKKEYS and shutdown only. */
+void rockWriteFlush(void) {
+    if (!rock_wr.started) return;
+    while (rock_wr.outstanding > 0) {
+        pthread_mutex_lock(&rock_wr.lock);
+        while (listLength(rock_wr.done) == 0)
+            pthread_cond_wait(&rock_wr.done_cond, &rock_wr.lock);
+        pthread_mutex_unlock(&rock_wr.lock);
+        rockWriteCompletionsApply();
+    }
+}
+
+/* Wait (blocking the event loop) for the writer to hand back at least one
+ * batch. Eviction uses it when the pending buffer is full and memory is far
+ * over the limit: back-pressure instead of unbounded growth. Returns 0 when
+ * nothing was outstanding. */
+int rockWriteWaitOne(void) {
+    if (!rock_wr.started || rock_wr.outstanding == 0) return 0;
+    pthread_mutex_lock(&rock_wr.lock);
+    while (listLength(rock_wr.done) == 0)
+        pthread_cond_wait(&rock_wr.done_cond, &rock_wr.lock);
+    pthread_mutex_unlock(&rock_wr.lock);
+    rockWriteCompletionsApply();
+    rock.stats.write_waits++;
+    return 1;
+}
+
+/* Record that writes fail (err set; no_space when the disk is full) or work
+ * again (err NULL). While they fail, eviction stops. */
+void rockSetWriteError(const char *err, int no_space) {
+    if (err == NULL) {
+        if (rock.write_error)
+            serverLog(LL_WARNING, "rock: RocksDB writes succeed again; eviction to disk resumes");
+        sdsfree(rock.write_error);
+        rock.write_error = NULL;
+        rock.disk_full = 0;
+        return;
+    }
+    if (rock.write_error == NULL)
+        serverLog(LL_WARNING, "rock: eviction to disk stopped: %s: %s",
+                  no_space ? "rock-dir is out of space" : "RocksDB writes fail", err);
+    sdsfree(rock.write_error);
+    rock.write_error = sdsnew(err);
+    rock.disk_full = no_space;
+}
+
+/* Every second: queue again the values whose write failed. */
+static int rockWriteRetryTimer(aeEventLoop *el, long long id, void *data) {
+    UNUSED(el); UNUSED(id); UNUSED(data);
+    if (rock_wr.failed == 0) return ROCK_WRITE_RETRY_MS;
+    dictIterator *di = dictGetIterator(rock_wr.pending);
+    dictEntry *de;
+    while ((de = dictNext(di)) != NULL) {
+        rockPendingValue *pv = dictGetVal(de);
+        if (pv->queued) continue;
+        rockEnqueuePut(dictGetKey(de), pv);
+        rock_wr.failed--;
+    }
+    dictReleaseIterator(di);
+    return ROCK_WRITE_RETRY_MS;
+}
+
+/* ---------------------------------------------------------------------------
+ * Start and stop
+ * ------------------------------------------------------------------------ */
+
+void rockWriteStart(void) {
+    int fds[2];
+    if (pipe(fds) == -1 || anetNonBlock(NULL, fds[0]) == ANET_ERR || anetNonBlock(NULL, fds[1]) == ANET_ERR) {
+        serverLog(LL_WARNING, "Fatal: rock: can't create the writer wake-up pipe: %s", strerror(errno));
+        exit(1);
+    }
+    anetCloexec(fds[0]);
+    anetCloexec(fds[1]);
+    rock_wr.pipe_rd = fds[0];
+    rock_wr.pipe_wr = fds[1];
+    if (aeCreateFileEvent(server.el, rock_wr.pipe_rd, AE_READABLE, rockWriteCompletions, NULL) == AE_ERR) {
+        serverLog(LL_WARNING, "Fatal: rock: can't watch the writer wake-up pipe");
+        exit(1);
+    }
+    rock_wr.retry_timer = aeCreateTimeEvent(server.el, ROCK_WRITE_RETRY_MS, rockWriteRetryTimer, NULL, NULL);
+    pthread_mutex_init(&rock_wr.lock, NULL);
+    pthread_cond_init(&rock_wr.cond, NULL);
+    pthread_cond_init(&rock_wr.done_cond, NULL);
+    rock_wr.queue = listCreate();
+    rock_wr.done = listCreate();
+    rock_wr.pending = dictCreate(&rockPendingDictType);
+    if (pthread_create(&rock_wr.thread, NULL, rockWriterMain, NULL) != 0) {
+        serverLog(LL_WARNING, "Fatal: rock: can't start the writer thread");
+        exit(1);
+    }
+    rock_wr.started = 1;
+}
+
+/* Commit what is queued, then stop the writer (before RocksDB closes). */
+void rockWriteStop(void) {
+    if (!rock_wr.started) return;
+    rockWriteFlush();
+    pthread_mutex_lock(&rock_wr.lock);
+    rock_wr.stop = 1;
+    pthread_cond_broadcast(&rock_wr.cond);
+    pthread_mutex_unlock(&rock_wr.lock);
+    pthread_join(rock_wr.thread, NULL);
+    rock_wr.started = 0;
+}
