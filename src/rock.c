@@ -253,6 +253,20 @@ static void rockOpenDb(void) {
         rocksdb_options_set_use_direct_io_for_flush_and_compaction(rock.opts, 1);
     }
 
+    /* Values on disk are thrown away at restart anyway: never spend a
+     * shutdown (or a FLUSHALL's reset) flushing memtables. */
+    rocksdb_options_t *o = rocksdb_options_create();
+    rocksdb_get_options_from_string(rock.opts, "avoid_flush_during_shutdown=true", o, &err);
+    if (err != NULL) {
+        serverLog(LL_WARNING, "rock: can't set avoid_flush_during_shutdown: %s", err);
+        rocksdb_free(err);
+        err = NULL;
+        rocksdb_options_destroy(o);
+    } else {
+        rocksdb_options_destroy(rock.opts);
+        rock.opts = o;
+    }
+
     rock.db = rocksdb_open(rock.opts, rock.db_path, &err);
     if (err != NULL) {
         rockFatal("can't open RocksDB in '%s': %s%s", rock.db_path, err,
@@ -289,11 +303,47 @@ void rockStartup(void) {
               rock.direct_io ? "yes" : "no");
 }
 
+/* Every database was emptied (FLUSHALL, a replica's full sync, DEBUG RELOAD,
+ * ...): nothing in RocksDB is live any more. Rather than delete it record by
+ * record, start over with an empty RocksDB: its files go at once, even on a
+ * full disk, and a RocksDB stuck in an error state (e.g. out of space) is
+ * replaced by a healthy one. Queued writes are all for dropped storage ids
+ * and are discarded. Runs on the event loop; costs a close and an open. */
+void rockResetStore(void) {
+    char *err = NULL;
+    if (!rockWriteDirty()) return; /* still empty */
+    rockReadPause();
+    rockWriteHalt();
+    rocksdb_close(rock.db);
+    rock.db = NULL;
+    if (rockRemoveTree(rock.db_path) == -1 || mkdir(rock.db_path, 0755) == -1) {
+        serverLog(LL_WARNING, "rock: can't recreate '%s': %s; the SSD tier is off until restart",
+                  rock.db_path, strerror(errno));
+        return;
+    }
+    sds marker = sdscatfmt(sdsempty(), "%s/%s", rock.db_path, ROCK_MARKER_FILE);
+    int mfd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (mfd != -1) close(mfd);
+    sdsfree(marker);
+    rock.db = rocksdb_open(rock.opts, rock.db_path, &err);
+    if (err != NULL) {
+        serverLog(LL_WARNING, "rock: can't reopen RocksDB in '%s': %s; the SSD tier is off until restart",
+                  rock.db_path, err);
+        rocksdb_free(err);
+        rock.db = NULL;
+        return;
+    }
+    rock.stats.store_resets++;
+    rockWriteResume();
+    rockReadResume();
+    rockDiskCheck();
+}
+
 /* Called from finishShutdown(), after the final RDB/AOF work is done. */
 void rockShutdown(void) {
     if (!rock.db) return;
     rockWriteStop();
-    rockReadStop();
+    rockReadPause();
     rocksdb_close(rock.db);
     rock.db = NULL;
     rocksdb_options_destroy(rock.opts);

@@ -55,6 +55,7 @@ typedef struct rockStats {
     long long write_batches;/* committed write batches */
     long long pending_hits; /* values read back from the pending buffer */
     long long write_waits;  /* event loop waited for the writer (backlog) */
+    long long store_resets; /* RocksDB replaced by an empty one (FLUSHALL) */
 } rockStats;
 
 struct rockState {
@@ -66,6 +67,7 @@ struct rockState {
     unsigned long long block_cache_size; /* rock-block-cache-size */
     int direct_io;                   /* rock-direct-io */
     int compression;                 /* rock-compression */
+    long long min_free_disk;         /* rock-min-free-disk */
     int debug_read_delay_ms;         /* rock-debug-read-delay (tests only) */
     int debug_write_delay_ms;        /* rock-debug-write-delay (tests only) */
     int debug_evict_all;             /* rock-debug-evict-all */
@@ -96,6 +98,7 @@ struct rockState {
     client *executing_client;        /* client whose command call() runs */
     client *decode_client;           /* context for decoding records */
     int disk_full;                   /* writes failed for lack of space */
+    int disk_low;                    /* free space under rock-min-free-disk */
     sds write_error;                 /* last write error while writes fail */
     dict **touched;                  /* evict-all: per db, keys that may be hot */
     int sweep_all;                   /* evict-all: sweep the whole keyspace next */
@@ -109,6 +112,7 @@ extern configEnum rock_compression_enum[];
 /* rock.c: lifecycle and configuration. */
 void rockStartup(void);
 void rockShutdown(void);
+void rockResetStore(void);
 int rockApplyStartupOnly(const char **err);
 int rockApplyBlockCacheSize(const char **err);
 int rockApplyCompression(const char **err);
@@ -151,6 +155,9 @@ int rockForkAllowed(int purpose);
 /* rock_write.c: the writer thread and the pending buffer. */
 void rockWriteStart(void);
 void rockWriteStop(void);
+void rockWriteHalt(void);
+void rockWriteResume(void);
+int rockWriteDirty(void);
 void rockWritePut(sds skey, sds rec);
 void rockWriteDelete(sds skey);
 void rockWriteDeleteRange(sds start, sds end);
@@ -159,8 +166,10 @@ int rockWriteWaitOne(void);
 sds rockPendingGet(sds skey);
 long long rockPendingBytes(void);
 long long rockPendingCount(void);
-long long rockPendingFailed(void);
+void rockPendingDropSid(uint32_t sid);
 void rockSetWriteError(const char *err, int no_space);
+int rockDiskHasRoom(void);
+void rockDiskCheck(void);
 
 /* rock_evict.c: moving values out under maxmemory. */
 int rockPerformEvictions(void);
@@ -175,7 +184,8 @@ void rockVoidReadsOfSid(uint32_t sid);
 void rockUnblockClient(client *c);
 void rockFreeClient(client *c);
 void rockReadStart(void);
-void rockReadStop(void);
+void rockReadPause(void);
+void rockReadResume(void);
 
 /* rock_report.c: operator-facing figures and the ROCK command. */
 void rockEvictCommand(client *c);

@@ -77,7 +77,7 @@ static long long rockPendingLimit(void) {
  * over the limit, the event loop waits for the writer (back-pressure). */
 int rockPerformEvictions(void) {
     size_t tofree;
-    if (!rock.db || rock.write_error) return C_ERR;
+    if (!rock.db || rock.write_error || !rockDiskHasRoom()) return C_ERR;
     if (getMaxmemoryState(NULL, NULL, &tofree, NULL) == C_OK) return C_OK;
 
     long long limit = rockPendingLimit();
@@ -95,8 +95,7 @@ int rockPerformEvictions(void) {
             /* The writer is behind. Let commands run while the overshoot
              * is small; beyond that, wait for it. */
             if (need - freed <= limit) return C_OK;
-            if (!rockWriteWaitOne()) break;
-            if (rock.write_error) break;
+            if (!rockWriteWaitOne() || rock.write_error) break;
             continue;
         }
         dictEntry *best = NULL;

@@ -97,7 +97,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
     if (!rock.db) return ROCK_EVICT_DISABLED;
     if (rockIsCold(val)) return ROCK_EVICT_ALREADY;
     if (!rockIsEvictableType(val->type)) return ROCK_EVICT_TYPE;
-    if (rock.write_error) return ROCK_EVICT_ERROR;
+    if (rock.write_error || !rockDiskHasRoom()) return ROCK_EVICT_ERROR;
     if (rockIsPinned(db, key)) return ROCK_EVICT_PINNED;
 
     if (val->type == OBJ_STRING && rockValueTooSmall(val, NULL)) return ROCK_EVICT_SMALL;
@@ -240,8 +240,12 @@ void rockEmptyDbs(redisDb *dbarray, int dbnum) {
         rdb->cold = 0;
         dictEmpty(rdb->clean, NULL);
         rockVoidReadsOfSid(old);
-        rockDbDeleteSid(old);
+        if (dbnum != -1) {
+            rockPendingDropSid(old);
+            rockDbDeleteSid(old);
+        }
     }
+    if (dbnum == -1) rockResetStore();
     rock.sweep_all = 1;
 }
 

@@ -63,6 +63,8 @@ static struct {
     dict *pinned;             /* skey -> pin count */
 } rock_io;
 
+static void rockReadStartThreads(void);
+
 static dictType rockSkeyDictType = {
     dictSdsHash, NULL, NULL, dictSdsKeyCompare, NULL, NULL, NULL
 };
@@ -437,6 +439,24 @@ void rockReadStart(void) {
     rock_io.jobs = listCreate();
     rock_io.inflight = dictCreate(&rockSkeyDictType);
     rock_io.pinned = dictCreate(&rockPinDictType);
+    rockReadStartThreads();
+}
+
+/* Stop the reader threads (before RocksDB closes, or while it is replaced).
+ * Reads still queued stay queued for rockReadResume(). */
+void rockReadPause(void) {
+    if (rock_io.threads == NULL) return;
+    pthread_mutex_lock(&rock_io.lock);
+    rock_io.stop = 1;
+    pthread_cond_broadcast(&rock_io.cond);
+    pthread_mutex_unlock(&rock_io.lock);
+    for (int j = 0; j < rock_io.nthreads; j++) pthread_join(rock_io.threads[j], NULL);
+    zfree(rock_io.threads);
+    rock_io.threads = NULL;
+    rock_io.stop = 0;
+}
+
+static void rockReadStartThreads(void) {
     rock_io.nthreads = rock.io_threads;
     rock_io.threads = zmalloc(sizeof(pthread_t) * rock_io.nthreads);
     for (int j = 0; j < rock_io.nthreads; j++) {
@@ -447,15 +467,6 @@ void rockReadStart(void) {
     }
 }
 
-/* Stop the readers before RocksDB closes. Reads still queued are dropped:
- * the server is going away. */
-void rockReadStop(void) {
-    if (rock_io.threads == NULL) return;
-    pthread_mutex_lock(&rock_io.lock);
-    rock_io.stop = 1;
-    pthread_cond_broadcast(&rock_io.cond);
-    pthread_mutex_unlock(&rock_io.lock);
-    for (int j = 0; j < rock_io.nthreads; j++) pthread_join(rock_io.threads[j], NULL);
-    zfree(rock_io.threads);
-    rock_io.threads = NULL;
+void rockReadResume(void) {
+    if (rock_io.threads == NULL) rockReadStartThreads();
 }

@@ -80,9 +80,8 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"write_waits", rock.stats.write_waits};
     f[n++] = (rockFigure){"pending_writes", rockPendingCount()};
     f[n++] = (rockFigure){"pending_bytes", rockPendingBytes()};
-    f[n++] = (rockFigure){"pending_failed", rockPendingFailed()};
     f[n++] = (rockFigure){"pending_hits", rock.stats.pending_hits};
-    f[n++] = (rockFigure){"disk_full", rock.disk_full};
+    f[n++] = (rockFigure){"disk_full", rock.disk_full || rock.disk_low};
     f[n++] = (rockFigure){"read_latency_p50_us", rockReadLatencyPercentile(50.0)};
     f[n++] = (rockFigure){"read_latency_p99_us", rockReadLatencyPercentile(99.0)};
     f[n++] = (rockFigure){"read_latency_p999_us", rockReadLatencyPercentile(99.9)};
@@ -107,6 +106,7 @@ static const char *rockEvictionState(void) {
     if (!rock.db) return "disabled";
     if (rock.disk_full) return "stopped (rock-dir is out of space)";
     if (rock.write_error) return "stopped (RocksDB writes fail)";
+    if (rock.disk_low) return "stopped (free space on rock-dir under rock-min-free-disk)";
     return "running";
 }
 

@@ -12,9 +12,17 @@
  *   - completions: a pipe wakes the event loop, which drops the committed
  *     values from the buffer (unless a newer value for the same key has
  *     arrived meanwhile);
- *   - failures: a value whose write failed stays in the buffer (nothing is
- *     lost, reads keep working), the failure is logged, counted and shown by
- *     ROCK REPORT, eviction stops, and the writes are retried every second.
+ *   - failures: when RocksDB refuses a batch (a full disk, an I/O error),
+ *     the writer retries that same batch every second before anything else,
+ *     so order is kept; meanwhile its values stay in the buffer (nothing is
+ *     lost, reads keep working), the failure is logged and shown by ROCK
+ *     REPORT, and eviction stops. RocksDB resumes by itself once space is
+ *     free again, and so do we;
+ *   - the free-space guard: eviction also stops, before RocksDB ever hits a
+ *     full disk, when the free space on rock-dir drops under
+ *     rock-min-free-disk (checked every 100 ms, and in between by counting
+ *     the bytes handed to the writer). Flushes free space (their files are
+ *     dropped and compacted at once) and eviction resumes by itself.
  *
  * Ordering: one writer thread commits batches in queue order, so a delete
  * queued after a put of the same key always wins, and a put queued after a
@@ -25,10 +33,13 @@
 #include "server.h"
 
 #include <pthread.h>
+#include <sys/statvfs.h>
 
 #define ROCK_WRITE_BATCH_OPS 1024
 #define ROCK_WRITE_BATCH_BYTES (4 * 1024 * 1024)
 #define ROCK_WRITE_RETRY_MS 1000
+#define ROCK_DISK_CHECK_MS 100
+#define ROCK_DISK_RESUME_SLACK (16LL * 1024 * 1024)
 
 #define ROCK_OP_PUT 0
 #define ROCK_OP_DELETE 1
@@ -39,7 +50,6 @@
 typedef struct rockPendingValue {
     sds rec;
     int refs;
-    int queued;        /* a put of it is queued or being committed */
 } rockPendingValue;
 
 typedef struct rockWriteOp {
@@ -49,11 +59,13 @@ typedef struct rockWriteOp {
     rockPendingValue *pv;    /* put: the value */
 } rockWriteOp;
 
-/* One committed (or failed) batch, handed back to the main thread. */
+/* One committed batch handed back to the main thread, or (notice set) the
+ * news that a batch failed and will be retried. */
 typedef struct rockWriteBatch {
     rockWriteOp **ops;
     int count;
     char *err;               /* RocksDB error, or NULL */
+    int notice;              /* failure notice: ops stay with the writer */
 } rockWriteBatch;
 
 static struct {
@@ -70,8 +82,12 @@ static struct {
     dict *pending;            /* skey -> rockPendingValue */
     long long pending_bytes;  /* sum of pending record lengths */
     long long outstanding;    /* ops queued and not yet handed back */
-    long long failed;         /* pending values whose last write failed */
-    long long retry_timer;
+    long long failures;       /* failure notices since writes last worked */
+    int halting;              /* rockWriteHalt() is throwing writes away */
+    long long ops_since_reset;/* writes queued since RocksDB was (re)created */
+    long long disk_timer;
+    long long disk_free;      /* free bytes on rock-dir at the last check */
+    long long disk_written;   /* rock.stats.write_bytes + pending at that check */
 } rock_wr;
 
 static dictType rockPendingDictType = {
@@ -100,8 +116,9 @@ static void rockCommitBatch(rockWriteBatch *b) {
     rocksdb_writebatch_destroy(wb);
     if (b->err || ranges == 0) return;
 
-    /* A flushed database's files are reclaimed now, not whenever compaction
-     * happens to reach them: whole files go at once, the rest is compacted. */
+    /* A flushed database's whole files go now; what shares files with live
+     * data goes when compaction reaches it. (FLUSHALL replaces RocksDB
+     * outright: rockResetStore().) */
     for (int j = 0; j < b->count; j++) {
         rockWriteOp *op = b->ops[j];
         if (op->kind != ROCK_OP_DELETE_RANGE) continue;
@@ -111,7 +128,18 @@ static void rockCommitBatch(rockWriteBatch *b) {
             serverLog(LL_WARNING, "rock: reclaiming a flushed database's files failed: %s", err);
             rocksdb_free(err);
         }
-        rocksdb_compact_range(rock.db, op->skey, sdslen(op->skey), op->end, sdslen(op->end));
+    }
+}
+
+/* Writer thread: give a batch (or a failure notice) to the main thread. */
+static void rockHandBack(rockWriteBatch *b) {
+    pthread_mutex_lock(&rock_wr.lock);
+    int wake = listLength(rock_wr.done) == 0;
+    listAddNodeTail(rock_wr.done, b);
+    pthread_cond_broadcast(&rock_wr.done_cond);
+    pthread_mutex_unlock(&rock_wr.lock);
+    if (wake && write(rock_wr.pipe_wr, "x", 1) == -1) {
+        /* Pipe full: the main thread is already due to wake up. */
     }
 }
 
@@ -142,15 +170,31 @@ static void *rockWriterMain(void *arg) {
         /* Tests widen the window in which values are pending. */
         if (rock.debug_write_delay_ms) usleep(rock.debug_write_delay_ms * 1000);
         rockCommitBatch(b);
-
-        pthread_mutex_lock(&rock_wr.lock);
-        int wake = listLength(rock_wr.done) == 0;
-        listAddNodeTail(rock_wr.done, b);
-        pthread_cond_broadcast(&rock_wr.done_cond);
-        pthread_mutex_unlock(&rock_wr.lock);
-        if (wake && write(rock_wr.pipe_wr, "x", 1) == -1) {
-            /* Pipe full: the main thread is already due to wake up. */
+        while (b->err) {
+            /* Tell the main thread, then retry this same batch: later ones
+             * wait, so order is kept. At shutdown, give up. */
+            rockWriteBatch *notice = zcalloc(sizeof(*notice));
+            notice->notice = 1;
+            notice->count = b->count;
+            notice->err = b->err;
+            b->err = NULL;
+            rockHandBack(notice);
+            pthread_mutex_lock(&rock_wr.lock);
+            if (!rock_wr.stop) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_sec += ROCK_WRITE_RETRY_MS / 1000;
+                pthread_cond_timedwait(&rock_wr.cond, &rock_wr.lock, &ts);
+            }
+            int stop = rock_wr.stop;
+            pthread_mutex_unlock(&rock_wr.lock);
+            if (stop) {
+                b->err = strdup("RocksDB writes fail and the writer was stopped");
+                break;
+            }
+            rockCommitBatch(b);
         }
+        rockHandBack(b);
     }
 }
 
@@ -166,6 +210,7 @@ static void rockPendingUnref(rockPendingValue *pv) {
 
 static void rockEnqueue(rockWriteOp *op) {
     rock_wr.outstanding++;
+    rock_wr.ops_since_reset++;
     pthread_mutex_lock(&rock_wr.lock);
     listAddNodeTail(rock_wr.queue, op);
     pthread_cond_signal(&rock_wr.cond);
@@ -178,7 +223,6 @@ static void rockEnqueuePut(sds skey, rockPendingValue *pv) {
     op->skey = sdsdup(skey);
     op->pv = pv;
     pv->refs++;
-    pv->queued = 1;
     rockEnqueue(op);
 }
 
@@ -189,7 +233,6 @@ static void rockPendingDrop(sds skey) {
     if (de == NULL) return;
     rockPendingValue *pv = dictGetVal(de);
     rock_wr.pending_bytes -= sdslen(pv->rec);
-    if (!pv->queued) rock_wr.failed--;
     rockPendingUnref(pv);
     dictDelete(rock_wr.pending, skey);
 }
@@ -240,8 +283,19 @@ long long rockPendingCount(void) {
     return rock_wr.pending ? (long long)dictSize(rock_wr.pending) : 0;
 }
 
-long long rockPendingFailed(void) {
-    return rock_wr.failed;
+/* A storage id was dropped (FLUSHDB/FLUSHALL): its pending values will never
+ * be read again; free them now (their queued puts are undone by the range
+ * delete queued after them). */
+void rockPendingDropSid(uint32_t sid) {
+    if (rock_wr.pending == NULL || dictSize(rock_wr.pending) == 0) return;
+    unsigned char p[4] = {sid >> 24, sid >> 16, sid >> 8, sid};
+    dictIterator *di = dictGetSafeIterator(rock_wr.pending);
+    dictEntry *de;
+    while ((de = dictNext(di)) != NULL) {
+        sds skey = dictGetKey(de);
+        if (sdslen(skey) >= 4 && memcmp(skey, p, 4) == 0) rockPendingDrop(skey);
+    }
+    dictReleaseIterator(di);
 }
 
 /* ---------------------------------------------------------------------------
@@ -249,33 +303,47 @@ long long rockPendingFailed(void) {
  * ------------------------------------------------------------------------ */
 
 static int rockIsNoSpaceError(const char *err) {
-    return strstr(err, "No space left") != NULL || strstr(err, "NoSpace") != NULL ||
-           strstr(err, "no space") != NULL;
+    return strstr(err, "No space left") != NULL || strstr(err, "NoSpace") != NULL;
+}
+
+static void rockFailureNotice(rockWriteBatch *b) {
+    rock.stats.errors++;
+    rock.stats.write_errors++;
+    /* Logged when it starts, then once a minute while it lasts. */
+    if (rock_wr.failures++ % 60 == 0)
+        serverLog(LL_WARNING, "rock: RocksDB write of %d operations failed: %s (values stay in RAM; "
+                  "retrying every second, later writes wait)", b->count, b->err);
+    rockSetWriteError(b->err, rockIsNoSpaceError(b->err));
+    free(b->err);
+    zfree(b);
 }
 
 static void rockCompleteBatch(rockWriteBatch *b) {
-    if (b->err) {
-        rock.stats.errors++;
-        rock.stats.write_errors++;
-        serverLog(LL_WARNING, "rock: RocksDB write of %d operations failed: %s%s", b->count, b->err,
-                  rockPendingCount() ? " (values stay in RAM; retrying every second)" : "");
-        rockSetWriteError(b->err, rockIsNoSpaceError(b->err));
-        rocksdb_free(b->err);
+    if (b->notice) {
+        rockFailureNotice(b);
+        return;
+    }
+    if (b->err) { /* given up at shutdown or reset */
+        if (!rock_wr.halting)
+            serverLog(LL_WARNING, "rock: dropping %d RocksDB writes: %s", b->count, b->err);
+        free(b->err);
     } else {
         rock.stats.write_batches++;
+        if (rock.write_error) {
+            rock_wr.failures = 0;
+            rockSetWriteError(NULL, 0);
+        }
     }
     for (int j = 0; j < b->count; j++) {
         rockWriteOp *op = b->ops[j];
         if (op->kind == ROCK_OP_PUT) {
             dictEntry *de = dictFind(rock_wr.pending, op->skey);
-            int current = de && dictGetVal(de) == op->pv;
-            op->pv->queued = 0;
-            if (b->err) {
-                if (current) rock_wr.failed++;
-            } else {
+            if (!b->err) {
                 rock.stats.writes++;
                 rock.stats.write_bytes += sdslen(op->pv->rec);
-                if (current) {
+                /* Committed: drop it from the buffer, unless a newer value
+                 * for the key replaced it there meanwhile. */
+                if (de && dictGetVal(de) == op->pv) {
                     rock_wr.pending_bytes -= sdslen(op->pv->rec);
                     rockPendingUnref(op->pv);
                     dictDelete(rock_wr.pending, op->skey);
@@ -290,7 +358,6 @@ static void rockCompleteBatch(rockWriteBatch *b) {
         zfree(op);
     }
     rock_wr.outstanding -= b->count;
-    if (!b->err && rock.write_error && rock_wr.failed == 0) rockSetWriteError(NULL, 0);
     zfree(b->ops);
     zfree(b);
 }
@@ -316,11 +383,12 @@ static void rockWriteCompletions(aeEventLoop *el, int fd, void *privdata, int ma
     rockWriteCompletionsApply();
 }
 
-/* Wait (blocking the event loop) until every queued write is committed or has
- * failed. For rock-debug-evict-all, ROCK DISKKEYS and shutdown only. */
+/* Wait (blocking the event loop) until every queued write is committed, or
+ * writes fail. For ROCK EVICT, ROCK DISKKEYS, evict-all and shutdown. */
 void rockWriteFlush(void) {
     if (!rock_wr.started) return;
-    while (rock_wr.outstanding > 0) {
+    long long failures = rock_wr.failures;
+    while (rock_wr.outstanding > 0 && rock_wr.failures == failures) {
         pthread_mutex_lock(&rock_wr.lock);
         while (listLength(rock_wr.done) == 0)
             pthread_cond_wait(&rock_wr.done_cond, &rock_wr.lock);
@@ -363,20 +431,44 @@ void rockSetWriteError(const char *err, int no_space) {
     rock.disk_full = no_space;
 }
 
-/* Every second: queue again the values whose write failed. */
-static int rockWriteRetryTimer(aeEventLoop *el, long long id, void *data) {
-    UNUSED(el); UNUSED(id); UNUSED(data);
-    if (rock_wr.failed == 0) return ROCK_WRITE_RETRY_MS;
-    dictIterator *di = dictGetIterator(rock_wr.pending);
-    dictEntry *de;
-    while ((de = dictNext(di)) != NULL) {
-        rockPendingValue *pv = dictGetVal(de);
-        if (pv->queued) continue;
-        rockEnqueuePut(dictGetKey(de), pv);
-        rock_wr.failed--;
+/* Free bytes on the filesystem holding rock-dir, or -1. */
+static long long rockDiskFree(void) {
+    struct statvfs vfs;
+    if (statvfs(rock.abs_dir, &vfs) == -1) return -1;
+    return (long long)vfs.f_bavail * (long long)vfs.f_frsize;
+}
+
+/* Can eviction hand more values to the writer without taking rock-dir under
+ * rock-min-free-disk? Counts what was written since the last check. */
+int rockDiskHasRoom(void) {
+    if (rock.disk_low) return 0;
+    if (rock.min_free_disk == 0 || rock_wr.disk_free < 0) return 1;
+    long long since = rock.stats.write_bytes + rock_wr.pending_bytes - rock_wr.disk_written;
+    if (rock_wr.disk_free - since >= rock.min_free_disk) return 1;
+    rockDiskCheck();
+    return !rock.disk_low;
+}
+
+/* Every 100 ms (and when the estimate says the reserve may be reached). */
+void rockDiskCheck(void) {
+    rock_wr.disk_free = rockDiskFree();
+    rock_wr.disk_written = rock.stats.write_bytes + rock_wr.pending_bytes;
+    if (rock_wr.disk_free < 0) return;
+    if (!rock.disk_low && rock.min_free_disk && rock_wr.disk_free < rock.min_free_disk) {
+        rock.disk_low = 1;
+        serverLog(LL_WARNING, "rock: eviction to disk stopped: %lld bytes free on rock-dir, under "
+                  "rock-min-free-disk (%lld); it resumes when space is freed", rock_wr.disk_free, rock.min_free_disk);
+    } else if (rock.disk_low && (rock.min_free_disk == 0 ||
+               rock_wr.disk_free >= rock.min_free_disk + ROCK_DISK_RESUME_SLACK)) {
+        rock.disk_low = 0;
+        serverLog(LL_WARNING, "rock: %lld bytes free on rock-dir; eviction to disk resumes", rock_wr.disk_free);
     }
-    dictReleaseIterator(di);
-    return ROCK_WRITE_RETRY_MS;
+}
+
+static int rockDiskTimer(aeEventLoop *el, long long id, void *data) {
+    UNUSED(el); UNUSED(id); UNUSED(data);
+    rockDiskCheck();
+    return ROCK_DISK_CHECK_MS;
 }
 
 /* ---------------------------------------------------------------------------
@@ -397,13 +489,14 @@ void rockWriteStart(void) {
         serverLog(LL_WARNING, "Fatal: rock: can't watch the writer wake-up pipe");
         exit(1);
     }
-    rock_wr.retry_timer = aeCreateTimeEvent(server.el, ROCK_WRITE_RETRY_MS, rockWriteRetryTimer, NULL, NULL);
+    rock_wr.disk_timer = aeCreateTimeEvent(server.el, ROCK_DISK_CHECK_MS, rockDiskTimer, NULL, NULL);
     pthread_mutex_init(&rock_wr.lock, NULL);
     pthread_cond_init(&rock_wr.cond, NULL);
     pthread_cond_init(&rock_wr.done_cond, NULL);
     rock_wr.queue = listCreate();
     rock_wr.done = listCreate();
     rock_wr.pending = dictCreate(&rockPendingDictType);
+    rockDiskCheck();
     if (pthread_create(&rock_wr.thread, NULL, rockWriterMain, NULL) != 0) {
         serverLog(LL_WARNING, "Fatal: rock: can't start the writer thread");
         exit(1);
@@ -411,14 +504,66 @@ void rockWriteStart(void) {
     rock_wr.started = 1;
 }
 
-/* Commit what is queued, then stop the writer (before RocksDB closes). */
-void rockWriteStop(void) {
-    if (!rock_wr.started) return;
-    rockWriteFlush();
+static void rockWriteJoin(void) {
     pthread_mutex_lock(&rock_wr.lock);
     rock_wr.stop = 1;
     pthread_cond_broadcast(&rock_wr.cond);
     pthread_mutex_unlock(&rock_wr.lock);
     pthread_join(rock_wr.thread, NULL);
     rock_wr.started = 0;
+    rock_wr.stop = 0;
+}
+
+/* Commit what is queued, then stop the writer (before RocksDB closes). */
+void rockWriteStop(void) {
+    if (!rock_wr.started) return;
+    rockWriteFlush();
+    rockWriteJoin();
+}
+
+/* Stop the writer and throw away every queued write and pending value: all
+ * of them belong to storage ids that were just dropped (rockResetStore). */
+void rockWriteHalt(void) {
+    if (!rock_wr.started) return;
+    pthread_mutex_lock(&rock_wr.lock);
+    list *queue = rock_wr.queue;
+    rock_wr.queue = listCreate();
+    pthread_mutex_unlock(&rock_wr.lock);
+    listNode *ln;
+    while ((ln = listFirst(queue)) != NULL) {
+        rockWriteOp *op = listNodeValue(ln);
+        if (op->pv) rockPendingUnref(op->pv);
+        sdsfree(op->skey);
+        sdsfree(op->end);
+        zfree(op);
+        rock_wr.outstanding--;
+        listDelNode(queue, ln);
+    }
+    listRelease(queue);
+    rock_wr.halting = 1;
+    rockWriteJoin();
+    rockWriteCompletionsApply();
+    rock_wr.halting = 0;
+    serverAssert(rock_wr.outstanding == 0);
+    dictIterator *di = dictGetSafeIterator(rock_wr.pending);
+    dictEntry *de;
+    while ((de = dictNext(di)) != NULL) rockPendingDrop(dictGetKey(de));
+    dictReleaseIterator(di);
+    rock_wr.failures = 0;
+    rockSetWriteError(NULL, 0);
+}
+
+/* Was anything written since RocksDB was created? */
+int rockWriteDirty(void) {
+    return rock_wr.ops_since_reset != 0;
+}
+
+void rockWriteResume(void) {
+    if (rock_wr.started) return;
+    rock_wr.ops_since_reset = 0;
+    if (pthread_create(&rock_wr.thread, NULL, rockWriterMain, NULL) != 0) {
+        serverLog(LL_WARNING, "Fatal: rock: can't restart the writer thread");
+        exit(1);
+    }
+    rock_wr.started = 1;
 }
