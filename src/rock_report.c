@@ -81,6 +81,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"pending_writes", rockPendingCount()};
     f[n++] = (rockFigure){"pending_bytes", rockPendingBytes()};
     f[n++] = (rockFigure){"pending_hits", rock.stats.pending_hits};
+    f[n++] = (rockFigure){"store_resets", rock.stats.store_resets};
     f[n++] = (rockFigure){"disk_full", rock.disk_full || rock.disk_low};
     f[n++] = (rockFigure){"read_latency_p50_us", rockReadLatencyPercentile(50.0)};
     f[n++] = (rockFigure){"read_latency_p99_us", rockReadLatencyPercentile(99.0)};

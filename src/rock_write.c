@@ -431,11 +431,14 @@ void rockSetWriteError(const char *err, int no_space) {
     rock.disk_full = no_space;
 }
 
-/* Free bytes on the filesystem holding rock-dir, or -1. */
+/* Free bytes on the filesystem holding rock-dir, or -1; less what RocksDB
+ * holds in memtables (WAL off: on disk only once flushed). */
 static long long rockDiskFree(void) {
     struct statvfs vfs;
+    uint64_t memtables = 0;
     if (statvfs(rock.abs_dir, &vfs) == -1) return -1;
-    return (long long)vfs.f_bavail * (long long)vfs.f_frsize;
+    if (rock.db) rocksdb_property_int(rock.db, "rocksdb.cur-size-all-mem-tables", &memtables);
+    return (long long)vfs.f_bavail * (long long)vfs.f_frsize - (long long)memtables;
 }
 
 /* Can eviction hand more values to the writer without taking rock-dir under

@@ -1,0 +1,102 @@
+# tests/integration/rock/errors.tcl -- RocksDB read errors. The SST files
+# under rock-dir are damaged behind the server's back; reads that hit a
+# damaged block fail RocksDB's checksum. The command gets a clear error,
+# never a wrong value; the event is logged and counted; the key and
+# everything else stay; the server keeps running.
+source tests/helpers/rock/util.tcl
+
+proc rock_field {f} { return [dict get [r rock report] $f] }
+
+set ::rock_pool {}
+for {set p 0} {$p < 64} {incr p} {
+    set v ""
+    for {set c 0} {$c < 1000} {incr c} { append v [format %c [expr {33 + int(rand() * 90)}]] }
+    lappend ::rock_pool $v
+}
+proc rock_value {i} { return "[format %06d $i]:[lindex $::rock_pool [expr {$i % 64}]]" }
+
+# Overwrite the first half of every SST file (after its first 4 KB) with junk.
+proc rock_damage_ssts {rockdir} {
+    set n 0
+    foreach f [glob -nocomplain $rockdir/rocksdb/*.sst] {
+        set size [file size $f]
+        set fd [open $f r+]
+        fconfigure $fd -translation binary
+        seek $fd 4096
+        puts -nonewline $fd [string repeat "\x5a" [expr {$size / 2}]]
+        close $fd
+        incr n
+    }
+    return $n
+}
+
+start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block-cache-size 1mb
+        rock-compression none rock-min-value-size 0}} {
+    set rockdir [dict get [r rock report] dir]
+    set nkeys 20000
+
+    test {Setup: values on disk, in SST files} {
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < $nkeys} {incr i} { $rd set k$i [rock_value $i] }
+        for {set i 0} {$i < $nkeys} {incr i} { $rd read }
+        for {set i 0} {$i < $nkeys} {incr i 100} {
+            set keys {}
+            for {set j $i} {$j < $i + 100} {incr j} { lappend keys k$j }
+            $rd rock evict {*}$keys
+        }
+        for {set i 0} {$i < $nkeys} {incr i 100} { assert_equal 100 [$rd read] }
+        $rd close
+        # More than one memtable's worth: RocksDB flushes to SST files.
+        wait_for_condition 100 100 {
+            [rock_field rocksdb_disk_bytes] > 8000000
+        } else {
+            fail "no SST file was written"
+        }
+        assert_equal $nkeys [rock_field cold_keys]
+    }
+
+    test {A damaged record fails the command with an error, never a wrong value} {
+        assert_morethan [rock_damage_ssts $rockdir] 0
+        r config resetstat
+        set failed {}
+        for {set i 0} {$i < 3000} {incr i 7} {
+            if {[catch {r get k$i} res]} {
+                assert_match "*can't read the value of 'k$i' from disk*" $res
+                lappend failed $i
+            } else {
+                assert_equal [rock_value $i] $res
+            }
+        }
+        assert_morethan [llength $failed] 0
+        assert_morethan [rock_field errors] 0
+        verify_log_message 0 "*rock: RocksDB read failed*" 0
+        set ::rock_failed $failed
+    }
+
+    test {After a read error the key, its metadata and the rest of the dataset stay} {
+        set i [lindex $::rock_failed 0]
+        assert_equal 1 [r exists k$i]
+        assert_equal string [r type k$i]
+        assert_equal cold [r rock status k$i]
+        assert_equal $nkeys [r dbsize]
+        # The same key fails again the same way (no wrong value cached).
+        assert_error "*can't read the value of 'k$i'*" {r get k$i}
+        # Synchronous paths fail cleanly too.
+        assert_error "*can't read the value of 'k$i'*" {r rock load k$i}
+        # A write that replaces the value needs no read and works.
+        r set k$i fresh
+        assert_equal fresh [r get k$i]
+        assert_equal PONG [r ping]
+    }
+
+    test {MULTI/EXEC with a damaged key is refused as a whole, nothing of it runs} {
+        set i [lindex $::rock_failed 1]
+        r set marker 0
+        r multi
+        r incr marker
+        r append k$i x
+        catch {r exec} res
+        assert_match "*can't read the value of 'k$i'*" $res
+        assert_equal 0 [r get marker]
+    }
+}

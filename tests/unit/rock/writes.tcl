@@ -1,0 +1,209 @@
+# tests/unit/rock/writes.tcl -- the write path: values moved out of RAM are
+# committed by the writer thread; until then they are served from the
+# pending buffer, and whatever happens to their keys meanwhile (delete,
+# overwrite, flush) RocksDB ends up holding exactly the cold values.
+# rock-debug-write-delay holds every batch in the writer thread for a while
+# so that "still pending" can be observed. Also: rock-debug-evict-all.
+source tests/helpers/rock/util.tcl
+
+proc rock_field {f} { return [dict get [r rock report] $f] }
+
+# Fill `n` keys of `size` bytes (all hot: no maxmemory yet).
+proc rock_fill {prefix n size} {
+    for {set i 0} {$i < $n} {incr i} {
+        r set $prefix$i [string repeat [format %06d $i] [expr {$size / 6}]]
+    }
+}
+
+proc rock_expected {i size} {
+    return [string repeat [format %06d $i] [expr {$size / 6}]]
+}
+
+# Keys of `prefix0..n-1` whose value is cold.
+proc rock_cold_of {prefix n} {
+    set cold {}
+    for {set i 0} {$i < $n} {incr i} {
+        if {[r rock status $prefix$i] eq "cold"} { lappend cold $i }
+    }
+    return $cold
+}
+
+# Make maxmemory eviction move roughly `bytes` of values on the next command.
+proc rock_squeeze {bytes} {
+    r config set maxmemory [expr {[s used_memory] - $bytes}]
+    r ping
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys-lru}} {
+    test {Values waiting for the writer are read back from the pending buffer, not from disk} {
+        r flushall
+        r config set maxmemory 0
+        rock_fill k 300 1200
+        r config resetstat
+        r config set rock-debug-write-delay 800
+        rock_squeeze 150000
+        set cold [rock_cold_of k 300]
+        assert {[llength $cold] > 20}
+        assert {[rock_field pending_writes] > 0}
+        # The reads happen while the first batch still sits in the writer.
+        foreach i [lrange $cold 0 9] {
+            assert_equal [rock_expected $i 1200] [r get k$i]
+        }
+        assert_equal 0 [rock_field reads]
+        assert_equal 10 [rock_field pending_hits]
+        wait_for_condition 100 50 {
+            [rock_field pending_writes] == 0
+        } else {
+            fail "pending writes never committed"
+        }
+        assert_equal 0 [rock_field pending_bytes]
+        r config set rock-debug-write-delay 0
+        # Committed now: the next cold read goes to RocksDB.
+        set i [lindex $cold end]
+        assert_equal [rock_expected $i 1200] [r get k$i]
+        assert_equal 1 [rock_field reads]
+        r config set maxmemory 0
+    }
+
+    test {Delete and overwrite while a write is pending: RocksDB keeps exactly the cold values} {
+        r flushall
+        r config set maxmemory 0
+        rock_fill k 300 1200
+        r config set rock-debug-write-delay 500
+        rock_squeeze 150000
+        set cold [rock_cold_of k 300]
+        assert {[llength $cold] > 20}
+        assert {[rock_field pending_writes] > 0}
+        set a [lindex $cold 0]
+        set b [lindex $cold 1]
+        set c [lindex $cold 2]
+        r del k$a
+        r set k$b "new-value"
+        # Evicted again while its first write may still be pending.
+        r get k$c
+        r config set maxmemory 0
+        r rock evict k$b k$c
+        r config set rock-debug-write-delay 0
+        assert_equal 0 [r exists k$a]
+        assert_equal "new-value" [r get k$b]
+        assert_equal [rock_expected $c 1200] [r get k$c]
+        # Every cold key has its record and nothing else is left behind
+        # (DISKKEYS waits for the writer). k$b and k$c are hot-clean now.
+        set records [expr {[rock_field cold_keys] + [rock_field hot_clean_keys]}]
+        assert_equal $records [r rock diskkeys]
+    }
+
+    test {FLUSHALL with writes pending drops them, replaces RocksDB and frees their memory} {
+        r flushall
+        r config set maxmemory 0
+        rock_fill k 300 1200
+        r config resetstat
+        r config set rock-debug-write-delay 500
+        rock_squeeze 150000
+        assert {[rock_field pending_writes] > 0}
+        r flushall
+        assert_equal 0 [rock_field pending_writes]
+        assert_equal 0 [rock_field pending_bytes]
+        assert_equal 1 [rock_field store_resets]
+        r config set rock-debug-write-delay 0
+        assert_equal 0 [r rock diskkeys]
+        # The new store works: values move and come back.
+        r set x [string repeat x 500]
+        assert_equal 1 [r rock evict x]
+        assert_equal 1 [r rock diskkeys]
+        assert_equal [string repeat x 500] [r get x]
+        assert_equal 0 [rock_field cold_keys]
+    }
+
+    test {FLUSHALL on a store nothing was written to keeps it (no reset)} {
+        r flushall
+        r config resetstat
+        r set a 1
+        r flushall
+        assert_equal 0 [rock_field store_resets]
+    }
+
+    test {ROCK EVICT commits before it replies} {
+        r flushall
+        r config set maxmemory 0
+        r set k [string repeat v 300]
+        r config resetstat
+        assert_equal 1 [r rock evict k]
+        assert_equal 0 [rock_field pending_writes]
+        assert_equal 1 [rock_field writes]
+        assert_equal 1 [r rock diskkeys]
+    }
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes}} {
+    test {rock-debug-evict-all: every value is on disk after every command, whatever its size} {
+        r flushall
+        r config set rock-debug-evict-all yes
+        r config resetstat
+        r set small 1
+        assert_equal cold [r rock status small]
+        assert_equal 1 [r get small]
+        assert_equal cold [r rock status small]
+        assert_equal 2 [r incr small]
+        assert_equal cold [r rock status small]
+        r rpush l a b c
+        r hset h f v
+        r sadd s m
+        r zadd z 1 m
+        r xadd st 1-1 f v
+        foreach k {l h s z st} { assert_equal cold [r rock status $k] }
+        assert_equal {a b c} [r lrange l 0 -1]
+        assert_equal v [r hget h f]
+        assert_equal 1 [r sismember s m]
+        assert_equal 1 [r zscore z m]
+        assert_equal 1 [llength [r xrange st - +]]
+        foreach k {l h s z st} { assert_equal cold [r rock status $k] }
+        # Each access of an existing key went through the read path:
+        # GET, INCR, LRANGE, HGET, SISMEMBER, ZSCORE, XRANGE.
+        assert_equal 7 [rock_field loads]
+        assert_equal 0 [rock_field pending_writes]
+        r config set rock-debug-evict-all no
+    }
+
+    test {rock-debug-evict-all: MULTI/EXEC, scripts and keys created without a signal} {
+        r flushall
+        r config set rock-debug-evict-all yes
+        r set a 10
+        r multi
+        r incr a
+        r get a
+        r rpush q x
+        assert_equal {11 11 1} [r exec]
+        assert_equal cold [r rock status a]
+        assert_equal cold [r rock status q]
+        assert_equal 12 [r eval {return redis.call('incr', KEYS[1])} 1 a]
+        assert_equal cold [r rock status a]
+        # DEBUG POPULATE adds keys without signalling them: a full sweep.
+        r debug populate 50 pop 10
+        assert_equal cold [r rock status pop:0]
+        assert_equal cold [r rock status pop:49]
+        assert_equal 50 [llength [r keys pop:*]]
+        # Switching the mode on sweeps keys made while it was off.
+        r config set rock-debug-evict-all no
+        r set later v
+        assert_equal hot [r rock status later]
+        r config set rock-debug-evict-all yes
+        r ping
+        assert_equal cold [r rock status later]
+        r config set rock-debug-evict-all no
+    }
+
+    test {rock-debug-evict-all: a blocked BLPOP is served through the read path} {
+        r flushall
+        r config set rock-debug-evict-all yes
+        set rd [redis_deferring_client]
+        $rd blpop bl 0
+        wait_for_blocked_clients_count 1
+        r rpush bl v1 v2
+        assert_equal {bl v1} [$rd read]
+        assert_equal {v2} [r lrange bl 0 -1]
+        assert_equal cold [r rock status bl]
+        $rd close
+        r config set rock-debug-evict-all no
+    }
+}
