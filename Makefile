@@ -21,7 +21,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 BINS := redis-server redis-cli redis-benchmark redis-check-rdb redis-check-aof redis-sentinel
 
-.PHONY: all build run test stock install check-patches refresh-patches clean clean-tree deps fetch tree
+.PHONY: all build run test test-bulk stock install check-patches refresh-patches clean clean-tree deps fetch tree
 
 all: build
 
@@ -46,6 +46,11 @@ run: build
 
 test: build
 	@tests/run.sh
+
+# Issue 3's bulk runs (2M keys written and verified; redis-benchmark 4M
+# requests) against maxmemory 256mb: ~10 minutes on 2 cores.
+test-bulk: build
+	@tests/bulk/run.sh
 
 stock: fetch
 	@mkdir -p build; if [ ! -f $(STOCK_TREE)/src/Makefile ]; then \
