@@ -118,13 +118,20 @@ int rockApplyBlockCacheSize(const char **err);
 int rockApplyCompression(const char **err);
 const char *rockCompressionConfigName(int mode);
 
+/* A module value whose data pointer is this marker is a cold sentinel (one
+ * shared per module type, so TYPE and OBJECT still see the module type). */
+extern char rock_module_cold_marker;
+
 /* True when `o` is a cold sentinel: the value lives in RocksDB. */
 static inline int rockIsCold(const robj *o) {
+    if (o->type == OBJ_MODULE)
+        return ((const moduleValue *)o->ptr)->value == (void *)&rock_module_cold_marker;
     return o->type < ROCK_OBJ_TYPES && o == rock.cold[o->type];
 }
 
 /* rock_store.c: sentinels, record format, RocksDB primitives. */
 void rockStoreInit(void);
+robj *rockSentinelOf(robj *val);
 sds rockStorageKey(int dbid, const sds key);
 sds rockSerialize(robj *key, robj *val, int dbid);
 robj *rockDeserialize(const char *rec, size_t len, sds key, int dbid);

@@ -45,7 +45,7 @@ static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
         if (volatile_only) de = dictFind(db->dict, dictGetKey(de));
         if (de == NULL) continue;
         robj *o = dictGetVal(de);
-        if (rockIsCold(o) || o->type >= ROCK_OBJ_TYPES || rock.cold[o->type] == NULL) continue;
+        if (rockIsCold(o) || rockSentinelOf(o) == NULL) continue;
         if (o->type == OBJ_STRING && rockValueTooSmall(o, NULL)) continue;
         if (rockIsPinned(db, dictGetKey(de))) continue;
         unsigned long long score = rockColdness(o);
@@ -152,7 +152,7 @@ void rockTouched(redisDb *db, sds key) {
 /* Evict one entry for evict-all; keeps it for the next sweep when pinned. */
 static int rockSweepEntry(redisDb *db, dictEntry *de) {
     robj *val = dictGetVal(de);
-    if (rockIsCold(val) || val->type >= ROCK_OBJ_TYPES || rock.cold[val->type] == NULL) return 1;
+    if (rockIsCold(val) || rockSentinelOf(val) == NULL) return 1;
     return rockEvictEntry(db, de) != ROCK_EVICT_PINNED;
 }
 

@@ -71,10 +71,6 @@ int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key) 
  * Evict and load
  * ------------------------------------------------------------------------ */
 
-static int rockIsEvictableType(int type) {
-    return type < ROCK_OBJ_TYPES && rock.cold[type] != NULL;
-}
-
 /* Is a value too small to be worth moving (rock-min-value-size)? Strings
  * are measured by their bytes in RAM (RDB's LZF may shrink them a lot on
  * disk, and RAM is what eviction saves); other types by their serialized
@@ -96,7 +92,8 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
 
     if (!rock.db) return ROCK_EVICT_DISABLED;
     if (rockIsCold(val)) return ROCK_EVICT_ALREADY;
-    if (!rockIsEvictableType(val->type)) return ROCK_EVICT_TYPE;
+    robj *sentinel = rockSentinelOf(val);
+    if (sentinel == NULL) return ROCK_EVICT_TYPE;
     if (rock.write_error || !rockDiskHasRoom()) return ROCK_EVICT_ERROR;
     if (rockIsPinned(db, key)) return ROCK_EVICT_PINNED;
 
@@ -121,7 +118,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         rockWritePut(skey, rec);
         sdsfree(skey);
     }
-    dictSetVal(db->dict, de, rock.cold[val->type]);
+    dictSetVal(db->dict, de, sentinel);
     decrRefCount(val);
     rdb->cold++;
     rock.stats.evictions++;

@@ -1,8 +1,9 @@
 /* rock_store.c -- redis-rock: how values are laid out in RocksDB.
  *
  * This file owns:
- *   - the cold sentinels: one shared object per Redis type that stands in
- *     the main dict for a value living in RocksDB (no per-key heap object);
+ *   - the cold sentinels: one shared object per Redis type (and per module
+ *     type) that stands in the main dict for a value living in RocksDB (no
+ *     per-key heap object);
  *   - per-database tier state (storage id, hot-clean set, cold count);
  *   - the record format: key = [storage id, 4 bytes big endian][key bytes],
  *     value = [format byte][RDB type byte][rdbSaveObject payload], so that
@@ -25,6 +26,9 @@
  * Sentinels and per-db state
  * ------------------------------------------------------------------------ */
 
+char rock_module_cold_marker;
+static list *rock_module_sentinels; /* one per module type met so far */
+
 static robj *rockCreateSentinel(int type, int encoding) {
     robj *o = createObject(type, NULL);
     o->encoding = encoding;
@@ -40,7 +44,8 @@ void rockStoreInit(void) {
     rock.cold[OBJ_ZSET] = rockCreateSentinel(OBJ_ZSET, OBJ_ENCODING_SKIPLIST);
     rock.cold[OBJ_HASH] = rockCreateSentinel(OBJ_HASH, OBJ_ENCODING_HT);
     rock.cold[OBJ_STREAM] = rockCreateSentinel(OBJ_STREAM, OBJ_ENCODING_STREAM);
-    /* Module values stay in RAM: their type is only known through the value. */
+    /* Module types get theirs on first eviction: rockSentinelOf(). */
+    rock_module_sentinels = listCreate();
 
     rock.dbs = zcalloc(sizeof(rockDb) * server.dbnum);
     for (int j = 0; j < server.dbnum; j++) {
@@ -53,6 +58,25 @@ void rockStoreInit(void) {
     rocksdb_writeoptions_disable_WAL(rock.wopts, 1);
     rock.ropts = rocksdb_readoptions_create();
     rocksdb_readoptions_set_fill_cache(rock.ropts, 1);
+}
+
+/* The sentinel that stands for `val` once on disk, or NULL when values of its
+ * type stay in RAM (a module type that can't save and load itself). */
+robj *rockSentinelOf(robj *val) {
+    if (val->type != OBJ_MODULE) return val->type < ROCK_OBJ_TYPES ? rock.cold[val->type] : NULL;
+    moduleType *mt = ((moduleValue *)val->ptr)->type;
+    if (mt->rdb_save == NULL || mt->rdb_load == NULL) return NULL;
+    listIter li;
+    listNode *ln;
+    listRewind(rock_module_sentinels, &li);
+    while ((ln = listNext(&li)) != NULL) {
+        robj *o = listNodeValue(ln);
+        if (((moduleValue *)o->ptr)->type == mt) return o;
+    }
+    robj *o = createModuleObject(mt, &rock_module_cold_marker);
+    makeObjectShared(o);
+    listAddNodeTail(rock_module_sentinels, o);
+    return o;
 }
 
 /* ---------------------------------------------------------------------------

@@ -66,6 +66,7 @@ typedef struct rockWriteBatch {
     int count;
     char *err;               /* RocksDB error, or NULL */
     int notice;              /* failure notice: ops stay with the writer */
+    int dropped;             /* never committed: writes failed, writer stopped */
 } rockWriteBatch;
 
 static struct {
@@ -189,7 +190,7 @@ static void *rockWriterMain(void *arg) {
             int stop = rock_wr.stop;
             pthread_mutex_unlock(&rock_wr.lock);
             if (stop) {
-                b->err = strdup("RocksDB writes fail and the writer was stopped");
+                b->dropped = 1;
                 break;
             }
             rockCommitBatch(b);
@@ -314,7 +315,7 @@ static void rockFailureNotice(rockWriteBatch *b) {
         serverLog(LL_WARNING, "rock: RocksDB write of %d operations failed: %s (values stay in RAM; "
                   "retrying every second, later writes wait)", b->count, b->err);
     rockSetWriteError(b->err, rockIsNoSpaceError(b->err));
-    free(b->err);
+    rocksdb_free(b->err);
     zfree(b);
 }
 
@@ -323,10 +324,9 @@ static void rockCompleteBatch(rockWriteBatch *b) {
         rockFailureNotice(b);
         return;
     }
-    if (b->err) { /* given up at shutdown or reset */
+    if (b->dropped) { /* given up at shutdown or reset */
         if (!rock_wr.halting)
-            serverLog(LL_WARNING, "rock: dropping %d RocksDB writes: %s", b->count, b->err);
-        free(b->err);
+            serverLog(LL_WARNING, "rock: dropping %d RocksDB writes that failed (writer stopped)", b->count);
     } else {
         rock.stats.write_batches++;
         if (rock.write_error) {
@@ -338,7 +338,7 @@ static void rockCompleteBatch(rockWriteBatch *b) {
         rockWriteOp *op = b->ops[j];
         if (op->kind == ROCK_OP_PUT) {
             dictEntry *de = dictFind(rock_wr.pending, op->skey);
-            if (!b->err) {
+            if (!b->dropped) {
                 rock.stats.writes++;
                 rock.stats.write_bytes += sdslen(op->pv->rec);
                 /* Committed: drop it from the buffer, unless a newer value
@@ -350,7 +350,7 @@ static void rockCompleteBatch(rockWriteBatch *b) {
                 }
             }
             rockPendingUnref(op->pv);
-        } else if (!b->err && op->kind == ROCK_OP_DELETE) {
+        } else if (!b->dropped && op->kind == ROCK_OP_DELETE) {
             rock.stats.deletes++;
         }
         sdsfree(op->skey);
