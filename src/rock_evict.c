@@ -86,7 +86,7 @@ int rockPerformEvictions(void) {
 
     monotime timer;
     elapsedStart(&timer);
-    static int next_db = 0;
+    static unsigned int next_db = 0;
     long long freed = 0, moved = 0;
     int rounds = 0;
 
@@ -115,13 +115,17 @@ int rockPerformEvictions(void) {
             if (++rounds >= ROCK_EVICT_SAMPLE_ROUNDS) break;
             continue;
         }
-        rounds = 0;
         long long before = (long long)zmalloc_used_memory() - rockPendingBytes();
         int ret = rockEvictEntry(bestdb, best);
         if (ret == ROCK_EVICT_ERROR) break;
         if (ret == ROCK_EVICT_OK) {
+            rounds = 0;
             moved++;
             freed += before - ((long long)zmalloc_used_memory() - rockPendingBytes());
+        } else if (++rounds >= ROCK_EVICT_SAMPLE_ROUNDS) {
+            /* Only values that can't move (too small once serialized,
+             * pinned) keep coming up: give up rather than spin. */
+            break;
         }
         if ((moved & 15) == 0 && elapsedUs(timer) > ROCK_EVICT_TIME_LIMIT_US) break;
     }
