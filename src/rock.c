@@ -319,6 +319,7 @@ void rockResetStore(void) {
     if (rockRemoveTree(rock.db_path) == -1 || mkdir(rock.db_path, 0755) == -1) {
         serverLog(LL_WARNING, "rock: can't recreate '%s': %s; the SSD tier is off until restart",
                   rock.db_path, strerror(errno));
+        rockReadResume(); /* queued reads (all void) complete as errors */
         return;
     }
     sds marker = sdscatfmt(sdsempty(), "%s/%s", rock.db_path, ROCK_MARKER_FILE);
@@ -331,6 +332,7 @@ void rockResetStore(void) {
                   rock.db_path, err);
         rocksdb_free(err);
         rock.db = NULL;
+        rockReadResume(); /* queued reads (all void) complete as errors */
         return;
     }
     rock.stats.store_resets++;

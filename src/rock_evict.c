@@ -46,7 +46,7 @@ static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
         if (de == NULL) continue;
         robj *o = dictGetVal(de);
         if (rockIsCold(o) || rockSentinelOf(o) == NULL) continue;
-        if (o->type == OBJ_STRING && rockValueTooSmall(o, NULL)) continue;
+        if (rockValueTooSmall(o, NULL)) continue;
         if (rockIsPinned(db, dictGetKey(de))) continue;
         unsigned long long score = rockColdness(o);
         if (best == NULL || score > *best_score) {
@@ -87,7 +87,7 @@ int rockPerformEvictions(void) {
     monotime timer;
     elapsedStart(&timer);
     static unsigned int next_db = 0;
-    long long freed = 0, moved = 0;
+    long long freed = 0, moved = 0, iterations = 0;
     int rounds = 0;
 
     while (freed < need) {
@@ -127,7 +127,8 @@ int rockPerformEvictions(void) {
              * pinned) keep coming up: give up rather than spin. */
             break;
         }
-        if ((moved & 15) == 0 && elapsedUs(timer) > ROCK_EVICT_TIME_LIMIT_US) break;
+        /* By iterations, not moves: a loop that moves nothing must stop too. */
+        if ((++iterations & 15) == 0 && elapsedUs(timer) > ROCK_EVICT_TIME_LIMIT_US) break;
     }
 
     if (freed >= need) return C_OK;

@@ -71,17 +71,35 @@ int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key) 
  * Evict and load
  * ------------------------------------------------------------------------ */
 
+/* Size of a compact encoding's blob (its RDB payload is about that), or -1
+ * when the value is not in a compact encoding (then it is not small). */
+static long long rockCompactSize(robj *val) {
+    switch (val->encoding) {
+    case OBJ_ENCODING_LISTPACK: return (long long)lpBytes(val->ptr);
+    case OBJ_ENCODING_INTSET: return (long long)intsetBlobLen(val->ptr);
+    case OBJ_ENCODING_QUICKLIST: {
+        quicklist *ql = val->ptr;
+        return ql->len == 1 ? (long long)ql->head->sz : -1;
+    }
+    default: return -1;
+    }
+}
+
 /* Is a value too small to be worth moving (rock-min-value-size)? Strings
  * are measured by their bytes in RAM (RDB's LZF may shrink them a lot on
  * disk, and RAM is what eviction saves); other types by their serialized
- * size. `rec` may be NULL for the cheap pre-check on strings. */
+ * size `rec`, or, when `rec` is NULL (the cheap pre-check), by the size of
+ * their compact encoding if they have one. */
 int rockValueTooSmall(robj *val, sds rec) {
-    if (rock.debug_evict_all) return 0; /* every value moves */
+    if (rock.debug_evict_all || rock.min_value_size == 0) return 0; /* every value moves */
     if (val->type == OBJ_STRING) {
-        if (val->encoding == OBJ_ENCODING_INT) return rock.min_value_size > 0;
+        if (val->encoding == OBJ_ENCODING_INT) return 1;
         return (long long)sdslen(val->ptr) < rock.min_value_size;
     }
-    return rec && (long long)sdslen(rec) < rock.min_value_size;
+    if (rec) return (long long)sdslen(rec) < rock.min_value_size;
+    if (val->type == OBJ_MODULE || val->type == OBJ_STREAM) return 0;
+    long long size = rockCompactSize(val);
+    return size >= 0 && size < rock.min_value_size;
 }
 
 /* Move the value of `de` to RocksDB. Returns one of ROCK_EVICT_*. */
@@ -97,7 +115,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
     if (rock.write_error || !rockDiskHasRoom()) return ROCK_EVICT_ERROR;
     if (rockIsPinned(db, key)) return ROCK_EVICT_PINNED;
 
-    if (val->type == OBJ_STRING && rockValueTooSmall(val, NULL)) return ROCK_EVICT_SMALL;
+    if (rockValueTooSmall(val, NULL)) return ROCK_EVICT_SMALL;
     if (dictFind(rdb->clean, key)) {
         /* Clean re-eviction: the disk copy is the same value. */
         dictDelete(rdb->clean, key);

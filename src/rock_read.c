@@ -107,6 +107,11 @@ static void *rockReaderMain(void *arg) {
             keys[j] = batch[j]->skey;
             klens[j] = sdslen(batch[j]->skey);
         }
+        if (rock.db == NULL) {
+            /* The store could not be recreated (rockResetStore): fail. */
+            for (int j = 0; j < n; j++) batch[j]->status = ROCK_READ_ERROR;
+            goto handback;
+        }
         rocksdb_multi_get(rock.db, rock.ropts, n, keys, klens, vals, vlens, errs);
         for (int j = 0; j < n; j++) {
             if (errs[j]) {
@@ -122,6 +127,7 @@ static void *rockReaderMain(void *arg) {
             }
         }
 
+handback:
         pthread_mutex_lock(&rock_io.lock);
         int wake = listLength(rock_io.done) == 0;
         for (int j = 0; j < n; j++) listAddNodeTail(rock_io.done, batch[j]);
@@ -352,7 +358,14 @@ static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj
         if (rockPendingGet(skey)) {
             /* Its write is not committed yet: the value is still in RAM.
              * Restore it now, and pin it in case another key blocks us. */
-            if (rockLoadEntry(db, de)) rockPin(c, skey);
+            if (rockLoadEntry(db, de)) {
+                rockPin(c, skey);
+            } else {
+                /* Logged and counted by the load: fail the command before it
+                 * runs, as for a failed disk read. */
+                rockClientState *st = rockClient(c);
+                if (st->failed_key == NULL) st->failed_key = sdsdup(key->ptr);
+            }
         } else {
             rockRequestRead(c, db, key->ptr);
             queued++;

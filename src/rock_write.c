@@ -50,6 +50,7 @@
 typedef struct rockPendingValue {
     sds rec;
     int refs;
+    size_t cost;       /* RAM it holds while pending, for eviction's sums */
 } rockPendingValue;
 
 typedef struct rockWriteOp {
@@ -75,13 +76,14 @@ static struct {
     pthread_mutex_t lock;     /* guards queue, done, stop */
     pthread_cond_t cond;      /* queue has work, or stop */
     pthread_cond_t done_cond; /* a batch was handed back */
+    pthread_cond_t retry_cond;/* wakes a retry wait early: stop only */
     list *queue;              /* rockWriteOp waiting for the writer */
     list *done;               /* rockWriteBatch waiting for the main thread */
     int stop;
     int pipe_rd, pipe_wr;
     /* Main thread only. */
     dict *pending;            /* skey -> rockPendingValue */
-    long long pending_bytes;  /* sum of pending record lengths */
+    long long pending_bytes;  /* RAM held by pending values (records + overhead) */
     long long outstanding;    /* ops queued and not yet handed back */
     long long failures;       /* failure notices since writes last worked */
     int halting;              /* rockWriteHalt() is throwing writes away */
@@ -123,8 +125,14 @@ static void rockCommitBatch(rockWriteBatch *b) {
     for (int j = 0; j < b->count; j++) {
         rockWriteOp *op = b->ops[j];
         if (op->kind != ROCK_OP_DELETE_RANGE) continue;
+        /* DeleteFilesInRange includes its end key, and `end` (the next
+         * storage id alone) is a possible live key of the next database:
+         * stop just under it, at this id followed by 0xff bytes. */
         char *err = NULL;
-        rocksdb_delete_file_in_range(rock.db, op->skey, sdslen(op->skey), op->end, sdslen(op->end), &err);
+        char fend[4 + 16];
+        memcpy(fend, op->skey, 4);
+        memset(fend + 4, 0xff, 16);
+        rocksdb_delete_file_in_range(rock.db, op->skey, sdslen(op->skey), fend, sizeof(fend), &err);
         if (err) {
             serverLog(LL_WARNING, "rock: reclaiming a flushed database's files failed: %s", err);
             rocksdb_free(err);
@@ -181,12 +189,11 @@ static void *rockWriterMain(void *arg) {
             b->err = NULL;
             rockHandBack(notice);
             pthread_mutex_lock(&rock_wr.lock);
-            if (!rock_wr.stop) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_sec += ROCK_WRITE_RETRY_MS / 1000;
-                pthread_cond_timedwait(&rock_wr.cond, &rock_wr.lock, &ts);
-            }
+            struct timespec deadline;
+            clock_gettime(CLOCK_MONOTONIC, &deadline);
+            deadline.tv_sec += ROCK_WRITE_RETRY_MS / 1000;
+            while (!rock_wr.stop &&
+                   pthread_cond_timedwait(&rock_wr.retry_cond, &rock_wr.lock, &deadline) != ETIMEDOUT);
             int stop = rock_wr.stop;
             pthread_mutex_unlock(&rock_wr.lock);
             if (stop) {
@@ -233,7 +240,7 @@ static void rockPendingDrop(sds skey) {
     dictEntry *de = dictFind(rock_wr.pending, skey);
     if (de == NULL) return;
     rockPendingValue *pv = dictGetVal(de);
-    rock_wr.pending_bytes -= sdslen(pv->rec);
+    rock_wr.pending_bytes -= pv->cost;
     rockPendingUnref(pv);
     dictDelete(rock_wr.pending, skey);
 }
@@ -245,8 +252,12 @@ void rockWritePut(sds skey, sds rec) {
     rockPendingValue *pv = zcalloc(sizeof(*pv));
     pv->rec = rec;
     pv->refs = 1; /* the buffer's reference */
+    /* The record, two copies of the key (buffer, queued op), the op, the
+     * value struct, a dict entry and a list node. */
+    pv->cost = sdsZmallocSize(rec) + 2 * sdsZmallocSize(skey) + sizeof(rockWriteOp) +
+               sizeof(rockPendingValue) + sizeof(dictEntry) + sizeof(listNode);
     dictAdd(rock_wr.pending, sdsdup(skey), pv);
-    rock_wr.pending_bytes += sdslen(rec);
+    rock_wr.pending_bytes += pv->cost;
     rockEnqueuePut(skey, pv);
 }
 
@@ -344,7 +355,7 @@ static void rockCompleteBatch(rockWriteBatch *b) {
                 /* Committed: drop it from the buffer, unless a newer value
                  * for the key replaced it there meanwhile. */
                 if (de && dictGetVal(de) == op->pv) {
-                    rock_wr.pending_bytes -= sdslen(op->pv->rec);
+                    rock_wr.pending_bytes -= op->pv->cost;
                     rockPendingUnref(op->pv);
                     dictDelete(rock_wr.pending, op->skey);
                 }
@@ -496,6 +507,11 @@ void rockWriteStart(void) {
     pthread_mutex_init(&rock_wr.lock, NULL);
     pthread_cond_init(&rock_wr.cond, NULL);
     pthread_cond_init(&rock_wr.done_cond, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&rock_wr.retry_cond, &attr);
+    pthread_condattr_destroy(&attr);
     rock_wr.queue = listCreate();
     rock_wr.done = listCreate();
     rock_wr.pending = dictCreate(&rockPendingDictType);
@@ -511,6 +527,7 @@ static void rockWriteJoin(void) {
     pthread_mutex_lock(&rock_wr.lock);
     rock_wr.stop = 1;
     pthread_cond_broadcast(&rock_wr.cond);
+    pthread_cond_broadcast(&rock_wr.retry_cond);
     pthread_mutex_unlock(&rock_wr.lock);
     pthread_join(rock_wr.thread, NULL);
     rock_wr.started = 0;

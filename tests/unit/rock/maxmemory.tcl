@@ -70,3 +70,25 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         assert {[dict get [r rock report] cold_keys] > 0}
     }
 }
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    test {maxmemory with rock: eviction stops quickly when only values too small to move are left} {
+        # Movable hashes, and small ones that pass the sampler but turn out
+        # too small once serialized: eviction must move the first and give
+        # up on the rest instead of spinning (it once looped forever here).
+        for {set i 0} {$i < 5} {incr i} {
+            for {set f 0} {$f < 20} {incr f} { r hset big:$i field:$f value:$i:$f }
+        }
+        for {set i 0} {$i < 50} {incr i} { r hset small:$i f v }
+        r config set maxmemory 1
+        set start [clock milliseconds]
+        assert_equal PONG [r ping]
+        assert_error "*OOM*" {r hset another f v}
+        assert_equal PONG [r ping]
+        assert {[clock milliseconds] - $start < 2000}
+        assert_equal 5 [dict get [r rock report] cold_keys]
+        r config set maxmemory 0
+        assert_equal value:0:7 [r hget big:0 field:7]
+        assert_equal v [r hget small:0 f]
+    }
+}
