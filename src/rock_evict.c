@@ -68,7 +68,7 @@ static long long rockPendingLimit(void) {
 
 /* Returns C_OK when memory is under maxmemory, will be once the writer has
  * committed what is pending, or when it made progress and ran out of its
- * time budget (the next command continues); C_ERR when no value could be
+ * time budget (the next command continues); C_ERR when not enough could be
  * moved, so that upstream's policy decides.
  *
  * Values handed to the writer are still in RAM (as records in the pending
@@ -88,7 +88,7 @@ int rockPerformEvictions(void) {
     elapsedStart(&timer);
     static unsigned int next_db = 0;
     long long freed = 0, moved = 0, iterations = 0;
-    int rounds = 0;
+    int rounds = 0, timed_out = 0;
 
     while (freed < need) {
         if (rockPendingBytes() >= limit) {
@@ -128,11 +128,16 @@ int rockPerformEvictions(void) {
             break;
         }
         /* By iterations, not moves: a loop that moves nothing must stop too. */
-        if ((++iterations & 15) == 0 && elapsedUs(timer) > ROCK_EVICT_TIME_LIMIT_US) break;
+        if ((++iterations & 15) == 0 && elapsedUs(timer) > ROCK_EVICT_TIME_LIMIT_US) {
+            timed_out = 1;
+            break;
+        }
     }
 
+    /* Done; or out of time but moving (the next command goes on, as with
+     * upstream's EVICT_RUNNING); else nothing more can move: the policy. */
     if (freed >= need) return C_OK;
-    return moved ? C_OK : C_ERR;
+    return (timed_out && moved) ? C_OK : C_ERR;
 }
 
 /* ---------------------------------------------------------------------------
