@@ -97,6 +97,13 @@ def value_of(seed, i):
     return b"%d:" % i + rnd.randbytes(n - len(b"%d:" % i)) if n > 12 else rnd.randbytes(n)
 
 
+def used_memory(c):
+    for line in c.call("INFO", "memory").decode().split("\r\n"):
+        if line.startswith("used_memory:"):
+            return int(line.split(":")[1])
+    raise ValueError("no used_memory in INFO")
+
+
 def report(c):
     rep = c.call("ROCK", "REPORT")
     it = iter(rep)
@@ -112,12 +119,15 @@ def main():
     ap.add_argument("--batch", type=int, default=500)
     ap.add_argument("--readers", type=int, default=8)
     ap.add_argument("--min-cold-percent", type=float, default=50.0)
+    ap.add_argument("--max-used", type=int, default=0,
+                    help="fail if used_memory exceeds this (checked every 100,000 keys written)")
     a = ap.parse_args()
 
     c = Resp(a.host, a.port)
     c.call("FLUSHALL")
     t0 = time.time()
     total_bytes = 0
+    peak_used = 0
     for start in range(0, a.keys, a.batch):
         end = min(start + a.batch, a.keys)
         payload = []
@@ -130,6 +140,12 @@ def main():
             r = c.read()
             if r != "OK":
                 print("FAIL: SET %s -> %r" % (key_of(i).decode(), r))
+                return 1
+        if a.max_used and (end % 100000 == 0 or end == a.keys):
+            used = used_memory(c)
+            peak_used = max(peak_used, used)
+            if used > a.max_used:
+                print("FAIL: used_memory %d > %d after %d keys" % (used, a.max_used, end))
                 return 1
         if end % 200000 == 0 or end == a.keys:
             print("wrote %d keys (%.0f MB of values) in %.0f s" % (end, total_bytes / 1e6, time.time() - t0), flush=True)
@@ -180,6 +196,8 @@ def main():
     read = time.time() - t1
 
     rep = report(c)
+    if a.max_used:
+        print("used_memory peak seen while writing: %d (limit %d)" % (peak_used, a.max_used))
     print("RESULT keys=%d value_bytes=%d write_s=%.1f (%.0f keys/s) read_s=%.1f (%.0f keys/s) bad=%d "
           "cold_after_write=%.2f%% cold_now=%s%% disk_reads=%d read_p50_us=%d read_p99_us=%d errors=%d" %
           (a.keys, total_bytes, wrote, a.keys / wrote, read, a.keys / read, bad, cold_after_write,
