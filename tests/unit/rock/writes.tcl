@@ -136,6 +136,34 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys
 }
 
 start_server {tags {"rock"} overrides {rock-enabled yes}} {
+    test {Pinning: a value paged in for a command still waiting for another key is not evicted} {
+        r flushall
+        r set k2 [string repeat b 500]
+        assert_equal 1 [r rock evict k2]
+        r set k1 [string repeat a 500]
+        # k1 goes out through maxmemory and stays in the pending buffer.
+        r config set rock-debug-write-delay 1500
+        r config set maxmemory [expr {[s used_memory] - 100}]
+        r ping
+        r config set maxmemory 0
+        assert_equal cold [r rock status k1]
+        assert_equal 1 [rock_field pending_writes]
+        # MGET gets k1 at once (from the buffer) and waits for k2's read.
+        r config set rock-debug-read-delay 1000
+        set rd [redis_deferring_client]
+        $rd mget k1 k2
+        wait_for_blocked_clients_count 1
+        assert_equal hot-clean [r rock status k1]
+        assert_equal 0 [r rock evict k1]
+        assert_equal hot-clean [r rock status k1]
+        assert_equal [list [string repeat a 500] [string repeat b 500]] [$rd read]
+        $rd close
+        r config set rock-debug-read-delay 0
+        r config set rock-debug-write-delay 0
+        # The command ran: the pin is gone.
+        assert_equal 1 [r rock evict k1]
+    }
+
     test {rock-debug-evict-all: every value is on disk after every command, whatever its size} {
         r flushall
         r config set rock-debug-evict-all yes
