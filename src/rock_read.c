@@ -3,7 +3,8 @@
  * This file owns the read path:
  *   - rockPrepareCommand(), called by processCommand() right before call():
  *     it finds the keys the command (or, at EXEC, every queued command) will
- *     touch; for each cold key whose value the command needs it queues a read
+ *     touch (for SORT BY/GET, also the keys its patterns name, once the
+ *     sorted value is in RAM); for each cold key whose value the command needs it queues a read
  *     and blocks the client (BLOCKED_ROCK). The command re-runs from the start
  *     of processCommand() once every read is back;
  *   - the reader threads (rock-io-threads): they take queued reads in batches
@@ -342,6 +343,108 @@ static void rockReadCompletions(aeEventLoop *el, int fd, void *privdata, int mas
  * Before a command runs
  * ------------------------------------------------------------------------ */
 
+/* One cold key a command needs: restore it now if its value is still in the
+ * pending buffer, else queue a read. Returns 1 when a read was queued. */
+static int rockNeedKey(client *c, redisDb *db, dictEntry *de, sds key) {
+    sds skey = rockStorageKey(db->id, key);
+    int queued = 0;
+    if (rockPendingGet(skey)) {
+        /* Its write is not committed yet: the value is still in RAM.
+         * Restore it now, and pin it in case another key blocks us. */
+        if (rockLoadEntry(db, de)) {
+            rockPin(c, skey);
+        } else {
+            /* Logged and counted by the load: fail the command before it
+             * runs, as for a failed disk read. */
+            rockClientState *st = rockClient(c);
+            if (st->failed_key == NULL) st->failed_key = sdsdup(key);
+        }
+    } else {
+        rockRequestRead(c, db, key);
+        queued = 1;
+    }
+    sdsfree(skey);
+    return queued;
+}
+
+/* SORT ... BY/GET <pattern>: once the sorted value is in RAM, the keys its
+ * elements name through the patterns are known; queue those that are cold,
+ * so that SORT does not page them in one by one on the event loop. */
+static int rockPatternKey(client *c, redisDb *db, sds pat, const char *ele, size_t elen) {
+    char *star = strchr(pat, '*');
+    char *arrow = strstr(star + 1, "->");
+    size_t prefix = star - pat;
+    size_t postfix = (arrow && arrow[2] != '\0') ? (size_t)(arrow - star - 1) : sdslen(pat) - prefix - 1;
+    sds key = sdsnewlen(pat, prefix);
+    key = sdscatlen(key, ele, elen);
+    key = sdscatlen(key, star + 1, postfix);
+    int queued = 0;
+    dictEntry *de = dictFind(db->dict, key);
+    if (de && rockIsCold(dictGetVal(de))) queued = rockNeedKey(c, db, de, key);
+    sdsfree(key);
+    return queued;
+}
+
+static int rockPrepareSort(client *c, redisDb *db, robj **argv, int argc) {
+    sds pats[64];
+    int npats = 0, queued = 0;
+    if (!sdsEncodedObject(argv[1])) return 0;
+    for (int j = 2; j + 1 < argc && npats < 64; j++) {
+        if (!sdsEncodedObject(argv[j]) || !sdsEncodedObject(argv[j + 1])) continue;
+        if (strcasecmp(argv[j]->ptr, "by") && strcasecmp(argv[j]->ptr, "get")) continue;
+        sds p = argv[++j]->ptr;
+        if (strchr(p, '*') && !(p[0] == '#' && p[1] == '\0')) pats[npats++] = p;
+    }
+    if (npats == 0 || server.cluster_enabled) return 0;
+    dictEntry *de = dictFind(db->dict, argv[1]->ptr);
+    if (de == NULL) return 0;
+    robj *src = dictGetVal(de);
+    if (rockIsCold(src)) return 0; /* paged in first; patterns on the re-run */
+
+    char buf[LONG_STR_SIZE];
+    if (src->type == OBJ_LIST) {
+        listTypeIterator *li = listTypeInitIterator(src, 0, LIST_TAIL);
+        listTypeEntry entry;
+        while (listTypeNext(li, &entry)) {
+            robj *raw = listTypeGet(&entry);
+            robj *e = getDecodedObject(raw);
+            for (int p = 0; p < npats; p++) queued += rockPatternKey(c, db, pats[p], e->ptr, sdslen(e->ptr));
+            decrRefCount(e);
+            decrRefCount(raw);
+        }
+        listTypeReleaseIterator(li);
+    } else if (src->type == OBJ_SET) {
+        setTypeIterator *si = setTypeInitIterator(src);
+        sds e;
+        while ((e = setTypeNextObject(si)) != NULL) {
+            for (int p = 0; p < npats; p++) queued += rockPatternKey(c, db, pats[p], e, sdslen(e));
+            sdsfree(e);
+        }
+        setTypeReleaseIterator(si);
+    } else if (src->type == OBJ_ZSET && src->encoding == OBJ_ENCODING_LISTPACK) {
+        unsigned char *zl = src->ptr, *eptr = lpSeek(zl, 0), *sptr, *vstr;
+        unsigned int vlen;
+        long long vlong;
+        while (eptr) {
+            vstr = lpGetValue(eptr, &vlen, &vlong);
+            const char *ele = (const char *)vstr;
+            size_t elen = vlen;
+            if (vstr == NULL) {
+                elen = ll2string(buf, sizeof(buf), vlong);
+                ele = buf;
+            }
+            for (int p = 0; p < npats; p++) queued += rockPatternKey(c, db, pats[p], ele, elen);
+            sptr = lpNext(zl, eptr);
+            eptr = lpNext(zl, sptr);
+        }
+    } else if (src->type == OBJ_ZSET) {
+        zset *zs = src->ptr;
+        for (zskiplistNode *ln = zs->zsl->header->level[0].forward; ln; ln = ln->level[0].forward)
+            for (int p = 0; p < npats; p++) queued += rockPatternKey(c, db, pats[p], ln->ele, sdslen(ln->ele));
+    }
+    return queued;
+}
+
 /* Queue reads for the cold keys one command needs; returns how many. */
 static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj **argv, int argc) {
     getKeysResult result = GETKEYS_RESULT_INIT;
@@ -354,25 +457,11 @@ static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj
         if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
         /* Judged per key reference: O(keys), even for MGET of many keys. */
         if (!rockKeyRefNeedsValue(cmd, result.keys[j].flags)) continue;
-        sds skey = rockStorageKey(db->id, key->ptr);
-        if (rockPendingGet(skey)) {
-            /* Its write is not committed yet: the value is still in RAM.
-             * Restore it now, and pin it in case another key blocks us. */
-            if (rockLoadEntry(db, de)) {
-                rockPin(c, skey);
-            } else {
-                /* Logged and counted by the load: fail the command before it
-                 * runs, as for a failed disk read. */
-                rockClientState *st = rockClient(c);
-                if (st->failed_key == NULL) st->failed_key = sdsdup(key->ptr);
-            }
-        } else {
-            rockRequestRead(c, db, key->ptr);
-            queued++;
-        }
-        sdsfree(skey);
+        queued += rockNeedKey(c, db, de, key->ptr);
     }
     getKeysFreeResult(&result);
+    if (queued == 0 && (cmd->proc == sortCommand || cmd->proc == sortroCommand) && argc > 2)
+        queued = rockPrepareSort(c, db, argv, argc);
     return queued;
 }
 

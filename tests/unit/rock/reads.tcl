@@ -240,3 +240,41 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         $rd close
     }
 }
+
+start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} {
+    foreach type {list set zset-listpack zset-skiplist} {
+        test "SORT BY/GET over a cold $type pages the pattern keys in off the event loop" {
+            r flushall
+            set ids {}
+            for {set i 0} {$i < 20} {incr i} { lappend ids $i }
+            switch $type {
+                list { r rpush src {*}$ids }
+                set { r sadd src {*}$ids }
+                zset-listpack { foreach i $ids { r zadd src $i $i } }
+                zset-skiplist {
+                    foreach i $ids { r zadd src $i $i }
+                    r config set zset-max-listpack-entries 0
+                    r zadd src 100 extra
+                    r zrem src extra
+                    r config set zset-max-listpack-entries 128
+                }
+            }
+            set expect {}
+            foreach i $ids {
+                r set weight_$i [expr {100 - $i}]
+                r hset obj_$i name "object-$i"
+                lappend expect "object-$i"
+            }
+            set expect [lreverse $expect]
+            r rock evict src
+            foreach i $ids { r rock evict weight_$i obj_$i }
+            r config resetstat
+            assert_equal $expect [r sort src by weight_* get obj_*->name]
+            # Every value came back through the reader threads, none on the
+            # event loop.
+            assert_equal 0 [rock_field sync_loads]
+            assert_equal 41 [rock_field loads]
+            assert_equal $expect [r sort_ro src by weight_* get obj_*->name]
+        }
+    }
+}
