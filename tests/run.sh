@@ -55,9 +55,37 @@ rock_tests() {
 
 total_ok=0 total_err=0 total_skip=0
 summary=()
+retried=()
+
+# Upstream tests with timing assertions (latency under active defrag, say)
+# can fail when 16 test clients share 2 cores. A suite with at most 3
+# failures and no exception re-runs each failed test once, alone
+# (`--single FILE --only NAME`, one client). If every one passes then, they
+# count as passed and the summary names them as "passed on retry"; if any
+# fails again, every original failure stands. The project's own suite is
+# never retried: its flakiness is a bug to fix.
+retry_failed() {
+    local name=$1 plain=$2; shift 2
+    local line test file rlog all=0
+    while IFS= read -r line; do
+        test=${line#\[err\]: }
+        file=${test##* in tests/}
+        test=${test% in tests/*}
+        file=${file%.tcl}
+        [ -n "$test" ] && [ -n "$file" ] || return 1
+        rlog="$logs/$name.retry.log"
+        echo "--- $name: retrying '$test' ($file) alone"
+        (cd "$tree" && ./runtest --clients 1 --timeout 1800 "$@" --single "$file" --only "$test") > "$rlog" 2>&1 || return 1
+        sed 's/\x1b\[[0-9;]*m//g' "$rlog" | grep -q '^\[ok\]:' || return 1
+        retried+=("$name: '$test' ($file) failed, passed on retry")
+        all=1
+    done < <(grep -E '^\[err\]: .* in tests/.*\.tcl$' "$plain")
+    [ "$all" -eq 1 ]
+}
 
 run_suite() {
     local name=$1; shift
+    local retry=$1; shift
     local log="$logs/$name.log" start end rc ok err skip exc
     echo "=== $name: runtest $*"
     start=$(date +%s)
@@ -74,6 +102,9 @@ run_suite() {
     # A crash or a harness error that printed no [err] still fails the suite.
     if [ "$rc" -ne 0 ] && [ "$err" -eq 0 ]; then err=1; fi
     grep -E '^\[(err|exception)\]:' "$plain" | head -20
+    if [ "$retry" = yes ] && [ "$exc" -eq 0 ] && [ "$err" -ge 1 ] && [ "$err" -le 3 ]; then
+        retry_failed "$name" "$plain" "$@" && { ok=$((ok + err)); err=0; rc=0; }
+    fi
     if [ "$rc" -ne 0 ]; then
         echo "--- $name exited with status $rc; last lines of $log:"
         tail -25 "$plain"
@@ -86,13 +117,13 @@ run_suite() {
 
 for s in $suites; do
     case "$s" in
-    upstream-rock-off) run_suite "$s" --skipfile "$skiplist" --config rock-enabled no ;;
-    upstream-rock-on)  run_suite "$s" --skipfile "$skiplist_on" --config rock-enabled yes ;;
+    upstream-rock-off) run_suite "$s" yes --skipfile "$skiplist" --config rock-enabled no ;;
+    upstream-rock-on)  run_suite "$s" yes --skipfile "$skiplist_on" --config rock-enabled yes ;;
     rock)
         # unit/rock/modules.tcl loads the upstream test module datatype.so.
         make -C "$tree/tests/modules" datatype.so > "$logs/modules-build.log" 2>&1 \
             || { echo "run.sh: building tests/modules/datatype.so failed:"; tail -20 "$logs/modules-build.log"; }
-        mapfile -t rt < <(rock_tests); run_suite "$s" "${rt[@]}" ;;
+        mapfile -t rt < <(rock_tests); run_suite "$s" no "${rt[@]}" ;;
     *) echo "run.sh: unknown suite '$s'"; total_err=$((total_err + 1)) ;;
     esac
 done
@@ -100,5 +131,6 @@ done
 echo
 echo "=== summary (logs in build/test-logs/)"
 printf '%s\n' "${summary[@]}"
+[ "${#retried[@]}" -eq 0 ] || printf 'retried: %s\n' "${retried[@]}"
 echo "$total_ok passed, $total_err failed, $total_skip skipped"
 [ "$total_err" -eq 0 ]
