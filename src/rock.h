@@ -181,6 +181,7 @@ void rockDiskCheck(void);
 /* rock_evict.c: moving values out under maxmemory. */
 int rockPerformEvictions(void);
 void rockTouched(redisDb *db, sds key);
+void rockEvictNoteModified(redisDb *db, robj *key);
 void rockCommandDone(void);
 
 /* rock_read.c: paging in before a command runs, off the event loop. */

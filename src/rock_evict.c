@@ -9,7 +9,10 @@
  * value can move at all.
  *
  * Sampling draws from the whole keyspace, cold keys included; each round
- * draws several samples so a mostly-cold keyspace still finds hot values.
+ * draws several samples. When many rounds in a row find nothing movable
+ * (nearly every value cold), eviction walks the keyspace with a persistent
+ * cursor instead, so a hot value is found wherever it is, and "nothing can
+ * move" means a whole walk found nothing.
  *
  * It also owns the debug mode rock-debug-evict-all: after every command,
  * every value that may have become hot (touched by a command, modified, or
@@ -30,31 +33,132 @@ static unsigned long long rockColdness(robj *o) {
     return estimateObjectIdleTime(o);
 }
 
+/* volatile-* policies move only values of keys with a TTL. */
+static int rockVolatileOnly(void) {
+    return (server.maxmemory_policy & MAXMEMORY_FLAG_ALLKEYS) == 0 &&
+           server.maxmemory_policy != MAXMEMORY_NO_EVICTION;
+}
+
+/* Consider one entry of the dict being sampled or scanned (db->dict, or
+ * db->expires under volatile-*): keep it in *best if it is movable and
+ * colder than what *best holds. */
+static void rockConsider(redisDb *db, dictEntry *de, int volatile_only,
+                         dictEntry **best, unsigned long long *best_score) {
+    if (volatile_only) de = dictFind(db->dict, dictGetKey(de));
+    if (de == NULL) return;
+    robj *o = dictGetVal(de);
+    if (rockIsCold(o) || rockSentinelOf(o) == NULL) return;
+    if (rockValueTooSmall(o, NULL)) return;
+    if (rockIsPinned(db, dictGetKey(de))) return;
+    unsigned long long score = rockColdness(o);
+    if (*best == NULL || score > *best_score) {
+        *best = de;
+        *best_score = score;
+    }
+}
+
 /* Sample one database and return the coldest movable entry, or NULL. */
 static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
-    int volatile_only = (server.maxmemory_policy & MAXMEMORY_FLAG_ALLKEYS) == 0 &&
-                        server.maxmemory_policy != MAXMEMORY_NO_EVICTION;
+    int volatile_only = rockVolatileOnly();
     dict *d = volatile_only ? db->expires : db->dict;
     if (dictSize(d) == 0) return NULL;
 
     dictEntry *samples[64];
     int count = dictGetSomeKeys(d, samples, server.maxmemory_samples * 4 > 64 ? 64 : server.maxmemory_samples * 4);
     dictEntry *best = NULL;
-    for (int j = 0; j < count; j++) {
-        dictEntry *de = samples[j];
-        if (volatile_only) de = dictFind(db->dict, dictGetKey(de));
-        if (de == NULL) continue;
-        robj *o = dictGetVal(de);
-        if (rockIsCold(o) || rockSentinelOf(o) == NULL) continue;
-        if (rockValueTooSmall(o, NULL)) continue;
-        if (rockIsPinned(db, dictGetKey(de))) continue;
-        unsigned long long score = rockColdness(o);
-        if (best == NULL || score > *best_score) {
-            best = de;
-            *best_score = score;
+    for (int j = 0; j < count; j++)
+        rockConsider(db, samples[j], volatile_only, &best, best_score);
+    return best;
+}
+
+/* When nearly every value is already cold, random samples keep missing the
+ * few hot ones. Then eviction walks the keyspace with a cursor that persists
+ * across calls (dictScan: every entry is visited once per cycle), taking the
+ * coldest movable value among a few buckets at a time. A whole cycle over
+ * every database that finds nothing means nothing can move; the walk is not
+ * tried again until a movable value appears (written, or paged in). */
+#define ROCK_SCAN_STEPS 16 /* dictScan steps per database per call of rockScanStep */
+
+static struct {
+    unsigned long cursor;    /* dictScan cursor in db `dbid` */
+    int dbid;                /* database being walked */
+    int empty_dbs;           /* databases walked whole without a candidate */
+    int found_in_cycle;      /* the current db's walk found a candidate */
+    /* Set when a whole cycle found nothing, with what it depended on. */
+    int idle;
+    long long idle_loads, idle_min_size;
+    int idle_policy;
+} rock_scan;
+
+/* Is the walk known to find nothing? Until a value is paged in, a movable
+ * value is written (rockEvictNoteModified), or the options it depended on
+ * change. */
+static int rockScanIdle(void) {
+    return rock_scan.idle && rock_scan.idle_loads == rock.stats.loads &&
+           rock_scan.idle_min_size == rock.min_value_size &&
+           rock_scan.idle_policy == server.maxmemory_policy;
+}
+
+/* signalModifiedKey() hook: a value was written or changed in place. If the
+ * walk found nothing movable, it looks again once this value could move.
+ * Costs a lookup per write only while nothing can move. */
+void rockEvictNoteModified(redisDb *db, robj *key) {
+    if (!rock_scan.idle) return;
+    dictEntry *de = dictFind(db->dict, key->ptr);
+    if (de == NULL) return;
+    robj *o = dictGetVal(de);
+    if (rockIsCold(o) || rockSentinelOf(o) == NULL || rockValueTooSmall(o, NULL)) return;
+    rock_scan.idle = 0;
+}
+
+typedef struct rockScanCtx {
+    redisDb *db;
+    int volatile_only;
+    dictEntry *best;
+    unsigned long long score;
+} rockScanCtx;
+
+static void rockScanCallback(void *privdata, const dictEntry *de) {
+    rockScanCtx *ctx = privdata;
+    rockConsider(ctx->db, (dictEntry *)de, ctx->volatile_only, &ctx->best, &ctx->score);
+}
+
+/* One step of the walk. Returns a movable entry (and its db), or NULL with
+ * *exhausted set when a whole cycle found nothing. */
+static dictEntry *rockScanStep(redisDb **dbout, int *exhausted) {
+    *exhausted = 0;
+    if (rockScanIdle()) {
+        *exhausted = 1;
+        return NULL;
+    }
+    rock_scan.idle = 0;
+    if (rock_scan.dbid >= server.dbnum) rock_scan.dbid = 0;
+    redisDb *db = server.db + rock_scan.dbid;
+    rockScanCtx ctx = {db, rockVolatileOnly(), NULL, 0};
+    dict *d = ctx.volatile_only ? db->expires : db->dict;
+    int done = dictSize(d) == 0;
+    for (int j = 0; !done && j < ROCK_SCAN_STEPS; j++) {
+        rock_scan.cursor = dictScan(d, rock_scan.cursor, rockScanCallback, NULL, &ctx);
+        if (rock_scan.cursor == 0) done = 1;
+    }
+    if (ctx.best) rock_scan.found_in_cycle = 1;
+    if (done) {
+        /* This database's cycle is over; go on to the next one. */
+        rock_scan.empty_dbs = rock_scan.found_in_cycle ? 0 : rock_scan.empty_dbs + 1;
+        rock_scan.found_in_cycle = 0;
+        rock_scan.cursor = 0;
+        rock_scan.dbid = (rock_scan.dbid + 1) % server.dbnum;
+        if (ctx.best == NULL && rock_scan.empty_dbs >= server.dbnum) {
+            rock_scan.empty_dbs = 0;
+            rock_scan.idle = 1;
+            rock_scan.idle_loads = rock.stats.loads;
+            rock_scan.idle_min_size = rock.min_value_size;
+            rock_scan.idle_policy = server.maxmemory_policy;
+            *exhausted = 1;
         }
     }
-    return best;
+    *dbout = db;
+    return ctx.best;
 }
 
 /* How many bytes of values may wait for the writer thread: enough to batch
@@ -88,7 +192,7 @@ int rockPerformEvictions(void) {
     elapsedStart(&timer);
     static unsigned int next_db = 0;
     long long freed = 0, moved = 0, iterations = 0;
-    int rounds = 0, timed_out = 0;
+    int rounds = 0, failures = 0, timed_out = 0, scanning = 0;
 
     while (freed < need) {
         if (rockPendingBytes() >= limit) {
@@ -101,7 +205,7 @@ int rockPerformEvictions(void) {
         dictEntry *best = NULL;
         redisDb *bestdb = NULL;
         unsigned long long best_score = 0;
-        for (int i = 0; i < server.dbnum; i++) {
+        for (int i = 0; rounds < ROCK_EVICT_SAMPLE_ROUNDS && i < server.dbnum; i++) {
             redisDb *db = server.db + (next_db++ % server.dbnum);
             unsigned long long score;
             dictEntry *de = rockSampleDb(db, &score);
@@ -111,18 +215,32 @@ int rockPerformEvictions(void) {
                 best_score = score;
             }
         }
+        if (best == NULL && rounds >= ROCK_EVICT_SAMPLE_ROUNDS) {
+            /* Sampling keeps missing: walk the keyspace instead. */
+            int exhausted;
+            best = rockScanStep(&bestdb, &exhausted);
+            scanning = 1;
+            if (best == NULL) {
+                if (exhausted) break;
+                if ((++iterations & 15) == 0 && elapsedUs(timer) > ROCK_EVICT_TIME_LIMIT_US) {
+                    timed_out = 1;
+                    break;
+                }
+                continue;
+            }
+        }
         if (best == NULL) {
-            if (++rounds >= ROCK_EVICT_SAMPLE_ROUNDS) break;
+            rounds++;
             continue;
         }
         long long before = (long long)zmalloc_used_memory() - rockPendingBytes();
         int ret = rockEvictEntry(bestdb, best);
         if (ret == ROCK_EVICT_ERROR) break;
         if (ret == ROCK_EVICT_OK) {
-            rounds = 0;
+            if (!scanning) rounds = 0; /* once walking, keep walking this call */
             moved++;
             freed += before - ((long long)zmalloc_used_memory() - rockPendingBytes());
-        } else if (++rounds >= ROCK_EVICT_SAMPLE_ROUNDS) {
+        } else if (++failures >= ROCK_EVICT_SAMPLE_ROUNDS * 4) {
             /* Only values that can't move (too small once serialized,
              * pinned) keep coming up: give up rather than spin. */
             break;
@@ -135,9 +253,14 @@ int rockPerformEvictions(void) {
     }
 
     /* Done; or out of time but moving (the next command goes on, as with
-     * upstream's EVICT_RUNNING); else nothing more can move: the policy. */
+     * upstream's EVICT_RUNNING); or out of time in the middle of a walk
+     * that has not yet covered the keyspace, while the overshoot is still
+     * small (the walk goes on at the next command); else nothing more can
+     * move: the policy. */
     if (freed >= need) return C_OK;
-    return (timed_out && moved) ? C_OK : C_ERR;
+    if (timed_out && moved) return C_OK;
+    if (timed_out && scanning && need - freed <= limit) return C_OK;
+    return C_ERR;
 }
 
 /* ---------------------------------------------------------------------------

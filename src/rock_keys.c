@@ -232,6 +232,7 @@ void rockKeyRemoved(redisDb *db, sds key, robj *val) {
 void rockKeyModified(redisDb *db, robj *key) {
     if (!rock.db) return;
     rockTouched(db, key->ptr);
+    rockEvictNoteModified(db, key);
     rockDb *rdb = &rock.dbs[db->id];
     if (dictSize(rdb->clean) == 0) return;
     if (dictDelete(rdb->clean, key->ptr) == DICT_OK) {

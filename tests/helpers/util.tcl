@@ -58,3 +58,13 @@ proc rock_latest_options {rockdir} {
     close $fd
     return $txt
 }
+
+# Wait until INFO's blocked_clients is n (clients waiting for disk reads,
+# blocked commands, postponed clients).
+proc rock_wait_blocked {n} {
+    wait_for_condition 100 20 {
+        [s blocked_clients] == $n
+    } else {
+        fail "expected $n blocked clients, got [s blocked_clients]"
+    }
+}

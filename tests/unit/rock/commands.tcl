@@ -8,14 +8,6 @@ source tests/helpers/rock/util.tcl
 
 proc rock_field {f} { return [dict get [r rock report] $f] }
 
-proc wait_blocked {n} {
-    wait_for_condition 100 20 {
-        [s blocked_clients] == $n
-    } else {
-        fail "expected $n blocked clients, got [s blocked_clients]"
-    }
-}
-
 start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} {
     set big [string repeat "payload-" 30]
 
@@ -43,7 +35,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r rock evict dst
         set rd [redis_deferring_client]
         $rd blmove empty dst left left 5
-        wait_blocked 1
+        rock_wait_blocked 1
         # BLMOVE paged dst in before it blocked; send it back to disk.
         assert_equal 1 [r rock evict dst]
         assert_equal cold [r rock status dst]
@@ -84,7 +76,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         assert_equal [list [list s [list [list 1-0 [list f $big]]]]] [$rd read]
         # Block for new entries, then make the stream cold before one arrives.
         $rd xread block 5000 streams s $
-        wait_blocked 1
+        rock_wait_blocked 1
         r rock evict s
         assert_equal cold [r rock status s]
         r xadd s 2-0 f new
@@ -245,11 +237,11 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         set rd [redis_deferring_client]
         set wr [redis_deferring_client]
         $rd get k
-        wait_blocked 1
+        rock_wait_blocked 1
         r client pause 100000 write
         assert_equal $val [$rd read]
         $wr append w !
-        wait_blocked 1
+        rock_wait_blocked 1
         assert_equal cold [r rock status w]
         r client unpause
         assert_equal [expr {[string length $val] + 1}] [$wr read]
@@ -266,7 +258,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set rock-debug-read-delay 200
         set rd [redis_deferring_client]
         $rd get k
-        wait_blocked 1
+        rock_wait_blocked 1
         # PAUSE ALL holds every client, the one that paused included, so
         # the pause ends by its timeout. The read completes during it; the
         # GET must not be answered before the pause ends.

@@ -92,3 +92,45 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         assert_equal v [r hget small:0 f]
     }
 }
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction rock-min-value-size 0}} {
+    test {maxmemory with rock: the few hot values of a nearly all-cold keyspace are found and moved} {
+        # 20,000 cold values and 5 hot ones of 100 KB: random samples (320
+        # per call) miss all five most of the time; the keyspace walk that
+        # follows finds them wherever they are.
+        r debug populate 20000 k 300
+        r config set rock-debug-evict-all yes
+        r ping
+        r config set rock-debug-evict-all no
+        assert_equal 20000 [dict get [r rock report] cold_keys]
+        set big [string repeat h 100000]
+        for {set i 0} {$i < 5} {incr i} { r set hot:$i $big }
+        r config set maxmemory [expr {[s used_memory] - 300000}]
+        # Needs at least three of the five to move; nothing else can.
+        assert_equal OK [r set x y]
+        set moved 0
+        for {set i 0} {$i < 5} {incr i} {
+            if {[r rock status hot:$i] eq "cold"} { incr moved }
+        }
+        assert {$moved >= 3}
+        assert_equal 0 [s evicted_keys]
+        # Once nothing can move, writes that need memory get -OOM quickly.
+        r config set rock-min-value-size 1000
+        r config set maxmemory 1
+        set start [clock milliseconds]
+        assert_error "*OOM*" {r set y z}
+        assert_error "*OOM*" {r set y z}
+        assert {[clock milliseconds] - $start < 1000}
+        assert_equal 20005 [dict get [r rock report] cold_keys]
+        # A value written meanwhile (under maxmemory again) is found at the
+        # next pass, though the walk had found nothing before.
+        r config set maxmemory 0
+        r set late $big
+        r config set maxmemory 1
+        assert_error "*OOM*" {r set y z}
+        assert_equal cold [r rock status late]
+        r config set maxmemory 0
+        assert_equal $big [r get hot:0]
+        assert_equal 20000 [llength [r keys k:*]]
+    }
+}

@@ -8,14 +8,6 @@ source tests/helpers/rock/util.tcl
 
 proc rock_field {f} { return [dict get [r rock report] $f] }
 
-proc wait_rock_blocked {n} {
-    wait_for_condition 100 20 {
-        [s blocked_clients] == $n
-    } else {
-        fail "expected $n clients waiting for disk reads, got [s blocked_clients]"
-    }
-}
-
 start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} {
     set val [string repeat "cold-value-" 20]
 
@@ -26,7 +18,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set rock-debug-read-delay 1000
         set rd [redis_deferring_client]
         $rd get k
-        wait_rock_blocked 1
+        rock_wait_blocked 1
         set start [clock milliseconds]
         assert_equal PONG [r ping]
         r set other 1
@@ -49,7 +41,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
             $rd get k
             lappend clients $rd
         }
-        wait_rock_blocked 5
+        rock_wait_blocked 5
         foreach rd $clients {
             assert_equal $val [$rd read]
             $rd close
@@ -66,7 +58,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set rock-debug-read-delay 300
         set rd [redis_deferring_client]
         $rd get k
-        wait_rock_blocked 1
+        rock_wait_blocked 1
         r set k fresh
         assert_equal fresh [$rd read]
         assert_equal hot [r rock status k]
@@ -82,7 +74,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
             r config set rock-debug-read-delay 300
             set rd [redis_deferring_client]
             $rd get k
-            wait_rock_blocked 1
+            rock_wait_blocked 1
             assert_equal 1 [r $del k]
             assert_equal {} [$rd read]
             assert_equal 0 [r exists k]
@@ -102,7 +94,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
             set rd2 [redis_deferring_client]
             $rd1 get k
             $rd2 lrange l 0 -1
-            wait_rock_blocked 2
+            rock_wait_blocked 2
             r {*}$flush
             assert_equal {} [$rd1 read]
             assert_equal {} [$rd2 read]
@@ -125,7 +117,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set rock-debug-read-delay 300
         set rd [redis_deferring_client]
         $rd get k
-        wait_rock_blocked 1
+        rock_wait_blocked 1
         r swapdb 8 9
         assert_equal other-db-value [$rd read]
         r select 8
@@ -143,7 +135,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set rock-debug-read-delay 300
         set rd [redis_deferring_client]
         $rd get k
-        wait_rock_blocked 1
+        rock_wait_blocked 1
         # Page it in synchronously, change it, and push it out again.
         assert_match "*encoding*" [r debug object k]
         r append k "+changed"
@@ -161,9 +153,9 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set rock-debug-read-delay 300
         set rd [redis_deferring_client]
         $rd get k
-        wait_rock_blocked 1
+        rock_wait_blocked 1
         $rd close
-        wait_rock_blocked 0
+        rock_wait_blocked 0
         r config set rock-debug-read-delay 0
         # The orphaned read completed: the value is in RAM and not pinned.
         wait_for_condition 50 20 { [r rock status k] eq "hot-clean" } else { fail "read never completed" }
@@ -180,9 +172,9 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         $rd client setname waiter
         $rd read
         $rd get k
-        wait_rock_blocked 1
+        rock_wait_blocked 1
         assert_equal 1 [r client kill type normal skipme yes]
-        wait_rock_blocked 0
+        rock_wait_blocked 0
         catch {$rd read} e
         $rd close
         r config set rock-debug-read-delay 0
@@ -203,7 +195,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         $rd hget h f
         $rd exec
         foreach _ {1 2 3 4} { $rd read }
-        wait_rock_blocked 1
+        rock_wait_blocked 1
         assert_equal PONG [r ping]
         assert_equal [list $val 3 v] [$rd read]
         $rd close
