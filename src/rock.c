@@ -312,6 +312,7 @@ void rockStartup(void) {
 void rockResetStore(void) {
     char *err = NULL;
     if (!rockWriteDirty()) return; /* still empty */
+    rockForkStreamStop(1); /* its iterator must not outlive the store */
     rockReadPause();
     rockWriteHalt();
     rocksdb_close(rock.db);
@@ -344,6 +345,7 @@ void rockResetStore(void) {
 /* Called from finishShutdown(), after the final RDB/AOF work is done. */
 void rockShutdown(void) {
     if (!rock.db) return;
+    rockForkStreamStop(1);
     rockWriteStop();
     rockReadPause();
     rocksdb_close(rock.db);

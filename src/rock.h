@@ -157,7 +157,6 @@ void rockSwapDbs(int id1, int id2);
 client *rockCallEnter(client *c);
 void rockCallLeave(client *c, client *prev, long long dirty_before);
 long long rockColdKeys(void);
-int rockForkAllowed(int purpose);
 
 /* rock_write.c: the writer thread and the pending buffer. */
 void rockWriteStart(void);
@@ -171,6 +170,8 @@ void rockWriteDeleteRange(sds start, sds end);
 void rockWriteFlush(void);
 int rockWriteWaitOne(void);
 sds rockPendingGet(sds skey);
+dictIterator *rockPendingIterator(void);
+sds rockPendingRecord(dictEntry *de);
 long long rockPendingBytes(void);
 long long rockPendingCount(void);
 void rockPendingDropSid(uint32_t sid);
@@ -194,6 +195,25 @@ void rockFreeClient(client *c);
 void rockReadStart(void);
 void rockReadPause(void);
 void rockReadResume(void);
+
+/* rock_fork.c: cold values in forked children (BGSAVE, AOF rewrite, sync). */
+int rockForkPrepare(int purpose);
+void rockForkParent(int childpid);
+void rockForkChild(void);
+void rockForkStreamStop(int cancel);
+int rockForkStreaming(void);
+int rockForkDefersValue(robj *val);
+sds rockForkCurrentRecord(void);
+ssize_t rockRdbSaveColdDb(rio *rdb, int dbid);
+int rockAofRewriteColdDb(rio *aof, int dbid);
+
+/* aof.c (upstream, not in a header): emit one value as commands. */
+int rewriteListObject(rio *r, robj *key, robj *o);
+int rewriteSetObject(rio *r, robj *key, robj *o);
+int rewriteSortedSetObject(rio *r, robj *key, robj *o);
+int rewriteHashObject(rio *r, robj *key, robj *o);
+int rewriteStreamObject(rio *r, robj *key, robj *o);
+int rewriteModuleObject(rio *r, robj *key, robj *o, int dbid);
 
 /* rock_report.c: operator-facing figures and the ROCK command. */
 void rockEvictCommand(client *c);

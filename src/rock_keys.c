@@ -249,6 +249,7 @@ void rockEmptyDbs(redisDb *dbarray, int dbnum) {
     if (!rock.db || dbarray != server.db) return;
     int start = dbnum == -1 ? 0 : dbnum;
     int end = dbnum == -1 ? server.dbnum - 1 : dbnum;
+    int streaming = rockForkStreaming();
     for (int j = start; j <= end; j++) {
         rockDb *rdb = &rock.dbs[j];
         uint32_t old = rdb->sid;
@@ -256,12 +257,14 @@ void rockEmptyDbs(redisDb *dbarray, int dbnum) {
         rdb->cold = 0;
         dictEmpty(rdb->clean, NULL);
         rockVoidReadsOfSid(old);
-        if (dbnum != -1) {
+        if (dbnum != -1 || streaming) {
             rockPendingDropSid(old);
             rockDbDeleteSid(old);
         }
     }
-    if (dbnum == -1) rockResetStore();
+    /* Nothing is live: start over with an empty RocksDB, unless a forked
+     * child is still streaming from a snapshot of this one. */
+    if (dbnum == -1 && !streaming) rockResetStore();
     rock.sweep_all = 1;
 }
 
@@ -348,18 +351,4 @@ long long rockColdKeys(void) {
     if (!rock.db) return 0;
     for (int j = 0; j < server.dbnum; j++) cold += rock.dbs[j].cold;
     return cold;
-}
-
-/* Fork-based persistence (BGSAVE, AOF rewrite, full sync) can't read cold
- * values yet: the child must never call RocksDB. Refuse such a fork while
- * values are on disk, with a clear log line, rather than write a bad file. */
-int rockForkAllowed(int purpose) {
-    if (purpose != CHILD_TYPE_RDB && purpose != CHILD_TYPE_AOF) return 1;
-    long long cold = rockColdKeys();
-    if (cold == 0) return 1;
-    serverLog(LL_WARNING, "rock: refusing to fork for %s: %lld values are on disk and fork-safe "
-              "persistence of cold values is not implemented yet (ROCK LOAD them, or use SAVE)",
-              purpose == CHILD_TYPE_RDB ? "an RDB save" : "an AOF rewrite", cold);
-    errno = ENOTSUP;
-    return 0;
 }

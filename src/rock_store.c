@@ -183,19 +183,24 @@ sds rockDbGet(const sds skey, int *found) {
     return rec;
 }
 
-/* Write a cold value into an RDB being saved in this process (SAVE, shutdown,
- * DEBUG RELOAD): type byte, key, payload, exactly as rdbSaveKeyValuePair()
- * writes a value in RAM. A forked child never gets here: persistence forks
- * are refused while values are cold (rockForkAllowed). */
+/* Write a cold value into an RDB: type byte, key, payload, exactly as
+ * rdbSaveKeyValuePair() writes a value in RAM. Saved in this process (SAVE,
+ * shutdown, DEBUG RELOAD), the record is read here; a forked child never
+ * calls RocksDB and writes the record its parent streamed (rock_fork.c). */
 ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid) {
     const char *payload;
     size_t plen;
+    sds rec;
 
     if (server.in_fork_child) {
-        serverLog(LL_WARNING, "rock: a forked child met a cold value; refusing to call RocksDB");
-        return -1;
+        if (rockForkCurrentRecord() == NULL) {
+            serverLog(LL_WARNING, "rock: a forked child met a cold value it has no record for");
+            return -1;
+        }
+        rec = sdsdup(rockForkCurrentRecord());
+    } else {
+        rec = rockReadRecord(dbid, key->ptr, NULL);
     }
-    sds rec = rockReadRecord(dbid, key->ptr, NULL);
     if (rec == NULL) return -1;
     ssize_t ret = -1;
     if (rockRecordRdbPayload(rec, sdslen(rec), &payload, &plen) == C_OK &&

@@ -287,6 +287,16 @@ sds rockPendingGet(sds skey) {
     return pv ? pv->rec : NULL;
 }
 
+/* A forked child walks the pending buffer it inherited (rock_fork.c). */
+dictIterator *rockPendingIterator(void) {
+    if (rock_wr.pending == NULL) rock_wr.pending = dictCreate(&rockPendingDictType);
+    return dictGetIterator(rock_wr.pending);
+}
+
+sds rockPendingRecord(dictEntry *de) {
+    return ((rockPendingValue *)dictGetVal(de))->rec;
+}
+
 long long rockPendingBytes(void) {
     return rock_wr.pending ? rock_wr.pending_bytes : 0;
 }

@@ -35,8 +35,14 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r rock evict dst
         set rd [redis_deferring_client]
         $rd blmove empty dst left left 5
-        rock_wait_blocked 1
-        # BLMOVE paged dst in before it blocked; send it back to disk.
+        # BLMOVE pages dst in (the client waits for the disk), then blocks
+        # on the empty source.
+        wait_for_condition 100 20 {
+            [r rock status dst] eq "hot-clean" && [s blocked_clients] == 1
+        } else {
+            fail "BLMOVE did not block on its source"
+        }
+        # Send dst back to disk while the client is blocked.
         assert_equal 1 [r rock evict dst]
         assert_equal cold [r rock status dst]
         r config resetstat

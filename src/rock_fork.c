@@ -1,0 +1,456 @@
+/* rock_fork.c -- redis-rock: cold values in fork-based persistence.
+ *
+ * This file owns how a forked child (BGSAVE, AOF rewrite, replication full
+ * sync, disk-based or diskless) writes values that live in RocksDB without
+ * ever calling RocksDB itself: RocksDB is multi-threaded, and its threads do
+ * not exist in the child.
+ *
+ *   - rockForkPrepare(), on the main thread right before fork(): takes a
+ *     RocksDB snapshot and an iterator on it, and a pipe; notes, per
+ *     database, its storage id and how many cold keys it has.
+ *   - rockForkParent(), right after fork(): a stream thread walks the
+ *     snapshot database by database (only those with cold keys) and writes
+ *     every record `[key][record]` of that database's storage id to the pipe,
+ *     then an end-of-database mark.
+ *   - In the child, the RDB and AOF writers skip cold keys while they walk a
+ *     database's dict, then call rockRdbSaveColdDb()/rockAofRewriteColdDb(),
+ *     which read that database's section of the stream and write every key
+ *     that is cold in the child's own copy of the keyspace. A cold value not
+ *     yet committed by the writer thread is in the pending buffer, which the
+ *     child has in its copy of memory: it is written from there (it is newer
+ *     than anything in RocksDB), the stream's record is skipped.
+ *
+ * Consistency: the snapshot is taken on the main thread right before fork(),
+ * and every cold key's value is, at that moment, in the pending buffer or
+ * committed in RocksDB; a cold value can't change without being paged in. So
+ * the child writes the dataset exactly as it was at the fork. The child
+ * counts what it wrote against its cold count and fails the save (a clear
+ * log line, no bad file) if any value is missing.
+ *
+ * Records stream in key order, so within each database the child writes
+ * the hot keys first, then the cold ones: the file holds the same keys,
+ * values and TTLs as a stock server's, in another order.
+ *
+ * While a stream runs, emptying every database (FLUSHALL) drops each old
+ * storage id with a range delete instead of replacing RocksDB, so the child
+ * keeps its snapshot. Shutdown and a failed store stop the stream first; a
+ * child still reading it then fails its save. */
+
+#include "server.h"
+
+#include <pthread.h>
+#include <poll.h>
+#include <fcntl.h>
+
+#define ROCK_STREAM_END 0xffffffffu   /* end of one database's section */
+#define ROCK_STREAM_ERROR 0xfffffffeu /* the parent could not read RocksDB */
+#define ROCK_STREAM_BUF (256 * 1024)
+
+typedef struct rockForkDb {
+    uint32_t sid;
+    long long cold;
+} rockForkDb;
+
+static struct {
+    /* Between rockForkPrepare() and rockForkParent()/rockForkChild(). */
+    int prepared;
+    int fds[2];
+    const rocksdb_snapshot_t *snap;
+    rocksdb_readoptions_t *ropts;
+    rocksdb_iterator_t *iter;
+    rockForkDb *dbs;          /* server.dbnum entries */
+
+    /* Parent: the stream thread. */
+    pthread_t thread;
+    int running;              /* a thread was started and not joined */
+    volatile int cancel;
+    volatile int finished;    /* set by the thread as it ends */
+    long long streamed;       /* records sent (stats, read after join) */
+    char *error;              /* RocksDB iteration error (after join) */
+
+    /* Child: reading the stream. */
+    int child_fd;
+    char *buf;
+    size_t buf_len, buf_pos;
+    sds rec;                  /* record rockRdbSaveCold() writes now */
+} rock_fork = {0, {-1, -1}, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, -1, NULL, 0, 0, NULL};
+
+/* ---------------------------------------------------------------------------
+ * Parent
+ * ------------------------------------------------------------------------ */
+
+static void rockForkReleaseSnapshot(void) {
+    if (rock_fork.iter) rocksdb_iter_destroy(rock_fork.iter);
+    if (rock_fork.ropts) rocksdb_readoptions_destroy(rock_fork.ropts);
+    if (rock_fork.snap) rocksdb_release_snapshot(rock.db, rock_fork.snap);
+    rock_fork.iter = NULL;
+    rock_fork.ropts = NULL;
+    rock_fork.snap = NULL;
+    zfree(rock_fork.dbs);
+    rock_fork.dbs = NULL;
+}
+
+/* Wait for the stream thread of an earlier fork; with `cancel`, make it stop
+ * first. Returns once no thread runs. */
+void rockForkStreamStop(int cancel) {
+    if (!rock_fork.running) return;
+    if (cancel) rock_fork.cancel = 1;
+    pthread_join(rock_fork.thread, NULL);
+    rock_fork.running = 0;
+    if (rock_fork.error) {
+        serverLog(LL_WARNING, "rock: streaming cold values to the child failed: %s", rock_fork.error);
+        zfree(rock_fork.error);
+        rock_fork.error = NULL;
+    } else if (cancel && !rock_fork.finished) {
+        serverLog(LL_NOTICE, "rock: stopped streaming cold values to the child");
+    }
+    rockForkReleaseSnapshot();
+}
+
+/* Is a stream thread still using its snapshot? (One that has finished is
+ * joined here.) */
+int rockForkStreaming(void) {
+    if (!rock_fork.running) return 0;
+    if (rock_fork.finished) {
+        rockForkStreamStop(0);
+        return 0;
+    }
+    return 1;
+}
+
+/* Write all of buf to the non-blocking pipe, waiting for room; gives up when
+ * cancelled or when the child is gone (EPIPE). */
+static int rockStreamWrite(int fd, const char *buf, size_t len) {
+    while (len) {
+        if (rock_fork.cancel) return -1;
+        ssize_t n = write(fd, buf, len);
+        if (n > 0) {
+            buf += n;
+            len -= n;
+            continue;
+        }
+        if (n == -1 && errno != EAGAIN && errno != EINTR) return -1;
+        struct pollfd p = {fd, POLLOUT, 0};
+        poll(&p, 1, 100);
+    }
+    return 0;
+}
+
+typedef struct rockStreamOut {
+    int fd;
+    char *buf;
+    size_t len;
+} rockStreamOut;
+
+static int rockStreamPut(rockStreamOut *o, const void *p, size_t len) {
+    if (o->len + len > ROCK_STREAM_BUF) {
+        if (rockStreamWrite(o->fd, o->buf, o->len) == -1) return -1;
+        o->len = 0;
+        if (len > ROCK_STREAM_BUF) return rockStreamWrite(o->fd, p, len);
+    }
+    memcpy(o->buf + o->len, p, len);
+    o->len += len;
+    return 0;
+}
+
+static int rockStreamPutLen(rockStreamOut *o, uint32_t v) {
+    return rockStreamPut(o, &v, sizeof(v));
+}
+
+static void *rockStreamThread(void *arg) {
+    UNUSED(arg);
+    redis_set_thread_title("rock-fork-stream");
+    rockStreamOut o = {rock_fork.fds[1], zmalloc(ROCK_STREAM_BUF), 0};
+    rocksdb_iterator_t *it = rock_fork.iter;
+    int ok = 1;
+    for (int j = 0; ok && j < server.dbnum; j++) {
+        if (rock_fork.dbs[j].cold == 0) continue;
+        unsigned char prefix[4];
+        uint32_t sid = rock_fork.dbs[j].sid;
+        prefix[0] = sid >> 24; prefix[1] = sid >> 16; prefix[2] = sid >> 8; prefix[3] = sid;
+        for (rocksdb_iter_seek(it, (char *)prefix, 4); ok && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+            size_t klen, vlen;
+            const char *k = rocksdb_iter_key(it, &klen);
+            if (klen < 4 || memcmp(k, prefix, 4) != 0) break;
+            const char *v = rocksdb_iter_value(it, &vlen);
+            ok = rockStreamPutLen(&o, (uint32_t)(klen - 4)) == 0 &&
+                 rockStreamPut(&o, k + 4, klen - 4) == 0 &&
+                 rockStreamPutLen(&o, (uint32_t)vlen) == 0 &&
+                 rockStreamPut(&o, v, vlen) == 0;
+            if (ok) rock_fork.streamed++;
+        }
+        char *err = NULL;
+        rocksdb_iter_get_error(it, &err);
+        if (err) {
+            rock_fork.error = zstrdup(err);
+            rocksdb_free(err);
+            rockStreamPutLen(&o, ROCK_STREAM_ERROR);
+            ok = 0;
+        }
+        if (ok) ok = rockStreamPutLen(&o, ROCK_STREAM_END) == 0;
+    }
+    if (ok) rockStreamWrite(o.fd, o.buf, o.len);
+    zfree(o.buf);
+    close(rock_fork.fds[1]);
+    rock_fork.fds[1] = -1;
+    rock_fork.finished = 1;
+    return NULL;
+}
+
+/* redisFork() calls this before fork(), once the fork is otherwise allowed.
+ * For an RDB or AOF child while values are cold: snapshot, iterator, pipe.
+ * Returns C_ERR (errno set) when the stream can't be set up. */
+int rockForkPrepare(int purpose) {
+    rock_fork.prepared = 0;
+    if (!rock.db || (purpose != CHILD_TYPE_RDB && purpose != CHILD_TYPE_AOF)) return C_OK;
+    /* The previous child is gone (RDB and AOF children are exclusive): its
+     * stream thread ends at once if it has not already. */
+    rockForkStreamStop(1);
+    if (rockColdKeys() == 0) return C_OK;
+
+    if (pipe(rock_fork.fds) == -1) {
+        serverLog(LL_WARNING, "rock: can't create the pipe to stream cold values to a child: %s", strerror(errno));
+        return C_ERR;
+    }
+    fcntl(rock_fork.fds[1], F_SETFL, fcntl(rock_fork.fds[1], F_GETFL) | O_NONBLOCK);
+#ifdef F_SETPIPE_SZ
+    fcntl(rock_fork.fds[1], F_SETPIPE_SZ, 1024 * 1024); /* best effort */
+#endif
+    rock_fork.dbs = zmalloc(sizeof(rockForkDb) * server.dbnum);
+    for (int j = 0; j < server.dbnum; j++) {
+        rock_fork.dbs[j].sid = rock.dbs[j].sid;
+        rock_fork.dbs[j].cold = rock.dbs[j].cold;
+    }
+    rock_fork.snap = rocksdb_create_snapshot(rock.db);
+    rock_fork.ropts = rocksdb_readoptions_create();
+    rocksdb_readoptions_set_snapshot(rock_fork.ropts, rock_fork.snap);
+    rocksdb_readoptions_set_fill_cache(rock_fork.ropts, 0);
+    rocksdb_readoptions_set_readahead_size(rock_fork.ropts, 2 * 1024 * 1024);
+    /* Created now, on the main thread: it pins the files it reads, so a
+     * flush's file deletion can't take them away from the child. */
+    rock_fork.iter = rocksdb_create_iterator(rock.db, rock_fork.ropts);
+    rock_fork.prepared = 1;
+    return C_OK;
+}
+
+/* redisFork(), in the parent, after fork(): start streaming (or clean up if
+ * the fork failed). */
+void rockForkParent(int childpid) {
+    if (!rock_fork.prepared) return;
+    rock_fork.prepared = 0;
+    close(rock_fork.fds[0]);
+    rock_fork.fds[0] = -1;
+    if (childpid == -1) {
+        close(rock_fork.fds[1]);
+        rock_fork.fds[1] = -1;
+        rockForkReleaseSnapshot();
+        return;
+    }
+    rock_fork.cancel = 0;
+    rock_fork.finished = 0;
+    rock_fork.streamed = 0;
+    if (pthread_create(&rock_fork.thread, NULL, rockStreamThread, NULL) != 0) {
+        /* The child will find the stream closed and fail its save. */
+        serverLog(LL_WARNING, "rock: can't start the thread streaming cold values to the child");
+        close(rock_fork.fds[1]);
+        rock_fork.fds[1] = -1;
+        rockForkReleaseSnapshot();
+        return;
+    }
+    rock_fork.running = 1;
+}
+
+/* ---------------------------------------------------------------------------
+ * Child
+ * ------------------------------------------------------------------------ */
+
+/* redisFork(), in the child, after fork(). */
+void rockForkChild(void) {
+    if (!rock_fork.prepared) return;
+    rock_fork.prepared = 0;
+    close(rock_fork.fds[1]);
+    rock_fork.child_fd = rock_fork.fds[0];
+    rock_fork.buf = zmalloc(ROCK_STREAM_BUF);
+    rock_fork.buf_len = rock_fork.buf_pos = 0;
+}
+
+/* Read exactly len bytes of the stream. */
+static int rockChildRead(void *dst, size_t len) {
+    char *p = dst;
+    while (len) {
+        if (rock_fork.buf_pos == rock_fork.buf_len) {
+            ssize_t n = read(rock_fork.child_fd, rock_fork.buf, ROCK_STREAM_BUF);
+            if (n == -1 && errno == EINTR) continue;
+            if (n <= 0) return -1;
+            rock_fork.buf_len = n;
+            rock_fork.buf_pos = 0;
+        }
+        size_t take = rock_fork.buf_len - rock_fork.buf_pos;
+        if (take > len) take = len;
+        memcpy(p, rock_fork.buf + rock_fork.buf_pos, take);
+        rock_fork.buf_pos += take;
+        p += take;
+        len -= take;
+    }
+    return 0;
+}
+
+static sds rockChildReadString(uint32_t len) {
+    sds s = sdsnewlen(SDS_NOINIT, len);
+    if (rockChildRead(s, len) == -1) {
+        sdsfree(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Writes one cold key: `rec` is its record. Returns -1 on error. */
+typedef int rockColdWriter(void *ctx, redisDb *db, robj *key, const sds rec, long long expire);
+
+/* Is `key` cold in this (the child's) keyspace? */
+static int rockChildIsCold(redisDb *db, sds key) {
+    dictEntry *de = dictFind(db->dict, key);
+    return de && rockIsCold(dictGetVal(de));
+}
+
+/* Write every cold key of database `dbid`, once each: from the pending
+ * buffer when its value is there, else from the stream. */
+static int rockChildColdDb(int dbid, rockColdWriter *writer, void *ctx) {
+    redisDb *db = server.db + dbid;
+    long long want = rock.dbs[dbid].cold, written = 0;
+    if (rock_fork.child_fd == -1 || want == 0) return 0;
+
+    /* The stream's section for this database. */
+    for (;;) {
+        uint32_t klen, vlen;
+        if (rockChildRead(&klen, sizeof(klen)) == -1) goto eof;
+        if (klen == ROCK_STREAM_END) break;
+        if (klen == ROCK_STREAM_ERROR) {
+            serverLog(LL_WARNING, "rock: the parent could not read cold values from RocksDB");
+            return -1;
+        }
+        sds key = rockChildReadString(klen);
+        if (key == NULL) goto eof;
+        if (rockChildRead(&vlen, sizeof(vlen)) == -1) { sdsfree(key); goto eof; }
+        sds rec = rockChildReadString(vlen);
+        if (rec == NULL) { sdsfree(key); goto eof; }
+        int ret = 0;
+        if (rockChildIsCold(db, key)) {
+            sds skey = rockStorageKey(dbid, key);
+            int pending = rockPendingGet(skey) != NULL;
+            sdsfree(skey);
+            if (!pending) {
+                robj keyobj;
+                initStaticStringObject(keyobj, key);
+                ret = writer(ctx, db, &keyobj, rec, getExpire(db, &keyobj));
+                written++;
+            }
+        }
+        sdsfree(key);
+        sdsfree(rec);
+        if (ret == -1) return -1;
+    }
+
+    /* Cold values the writer thread had not committed at the fork. */
+    dictIterator *di = rockPendingIterator();
+    dictEntry *pe;
+    int ret = 0;
+    uint32_t sid = rock.dbs[dbid].sid;
+    while (ret == 0 && (pe = dictNext(di)) != NULL) {
+        sds skey = dictGetKey(pe);
+        const unsigned char *p = (const unsigned char *)skey;
+        if (sdslen(skey) < 4 || (((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]) != sid)
+            continue;
+        sds key = sdsnewlen(skey + 4, sdslen(skey) - 4);
+        if (rockChildIsCold(db, key)) {
+            robj keyobj;
+            initStaticStringObject(keyobj, key);
+            ret = writer(ctx, db, &keyobj, rockPendingRecord(pe), getExpire(db, &keyobj));
+            written++;
+        }
+        sdsfree(key);
+    }
+    dictReleaseIterator(di);
+    if (ret == -1) return -1;
+
+    if (written != want) {
+        serverLog(LL_WARNING, "rock: %lld of %lld cold values of db %d were not found in the "
+                  "RocksDB snapshot; refusing to write an incomplete file", want - written, want, dbid);
+        return -1;
+    }
+    return 0;
+
+eof:
+    serverLog(LL_WARNING, "rock: the stream of cold values from the parent ended early");
+    return -1;
+}
+
+/* RDB (and AOF preamble): write the pair as rdbSaveKeyValuePair() does; its
+ * rock hook (rockRdbSaveCold) takes the record from rock_fork.rec. */
+static int rockRdbColdWriter(void *ctx, redisDb *db, robj *key, const sds rec, long long expire) {
+    rio *rdb = ctx;
+    rock_fork.rec = rec;
+    int ret = rdbSaveKeyValuePair(rdb, key, rock.cold[OBJ_STRING], expire, db->id);
+    rock_fork.rec = NULL;
+    return ret == -1 ? -1 : 0;
+}
+
+/* rdbSaveDb() in a forked child, after its dict walk (which skipped cold
+ * keys). Returns -1 on error, else 0. */
+ssize_t rockRdbSaveColdDb(rio *rdb, int dbid) {
+    if (!server.in_fork_child) return 0;
+    return rockChildColdDb(dbid, rockRdbColdWriter, rdb);
+}
+
+/* The record rockRdbSaveCold() writes in a child, or NULL outside one. */
+sds rockForkCurrentRecord(void) {
+    return rock_fork.rec;
+}
+
+/* AOF rewrite without preamble: decode the value (in the child's memory,
+ * one at a time) and emit it as commands, as rewriteAppendOnlyFileRio()
+ * does for a value in RAM. */
+static int rockAofColdWriter(void *ctx, redisDb *db, robj *key, const sds rec, long long expire) {
+    rio *aof = ctx;
+    robj *o = rockDeserialize(rec, sdslen(rec), key->ptr, db->id);
+    if (o == NULL) {
+        serverLog(LL_WARNING, "rock: the record of cold key '%s' (db %d) is malformed", (char *)key->ptr, db->id);
+        return -1;
+    }
+    int ok;
+    switch (o->type) {
+    case OBJ_STRING: {
+        static const char cmd[] = "*3\r\n$3\r\nSET\r\n";
+        ok = rioWrite(aof, cmd, sizeof(cmd) - 1) && rioWriteBulkObject(aof, key) && rioWriteBulkObject(aof, o);
+        break;
+    }
+    case OBJ_LIST: ok = rewriteListObject(aof, key, o); break;
+    case OBJ_SET: ok = rewriteSetObject(aof, key, o); break;
+    case OBJ_ZSET: ok = rewriteSortedSetObject(aof, key, o); break;
+    case OBJ_HASH: ok = rewriteHashObject(aof, key, o); break;
+    case OBJ_STREAM: ok = rewriteStreamObject(aof, key, o); break;
+    case OBJ_MODULE: ok = rewriteModuleObject(aof, key, o, db->id); break;
+    default: ok = 0; break;
+    }
+    decrRefCount(o);
+    if (ok && expire != -1) {
+        static const char cmd[] = "*3\r\n$9\r\nPEXPIREAT\r\n";
+        ok = rioWrite(aof, cmd, sizeof(cmd) - 1) && rioWriteBulkObject(aof, key) &&
+             rioWriteBulkLongLong(aof, expire);
+    }
+    return ok ? 0 : -1;
+}
+
+/* rewriteAppendOnlyFileRio() in a forked child, after its dict walk (which
+ * skipped cold keys). Returns 0 on error, 1 on success, like the rewrite*
+ * functions. */
+int rockAofRewriteColdDb(rio *aof, int dbid) {
+    if (!server.in_fork_child) return 1;
+    return rockChildColdDb(dbid, rockAofColdWriter, aof) == -1 ? 0 : 1;
+}
+
+/* Does a forked child skip this value in its dict walk (it comes later,
+ * from the stream)? */
+int rockForkDefersValue(robj *val) {
+    return server.in_fork_child && rock_fork.child_fd != -1 && rockIsCold(val);
+}

@@ -1,0 +1,208 @@
+# tests/integration/rock/persistence.tcl -- fork-based persistence with
+# values on disk: BGSAVE, AOF rewrite (with and without the RDB preamble)
+# and replication full sync (disk-based and diskless) write every cold value,
+# as of the fork, while the parent keeps changing the dataset; the child
+# never calls RocksDB (its parent streams a snapshot to it).
+source tests/helpers/rock/util.tcl
+
+proc rock_field {f {client r}} { return [dict get [$client rock report] $f] }
+
+# A dataset of every type, in two databases, some keys with a TTL.
+proc rock_fill_types {client} {
+    foreach db {9 3} {
+        $client select $db
+        for {set i 0} {$i < 200} {incr i} {
+            $client set str:$i [string repeat "s$i-" 30]
+            $client set int:$i $i
+        }
+        for {set i 0} {$i < 20} {incr i} {
+            for {set j 0} {$j < 50} {incr j} {
+                $client rpush list:$i "item-$j"
+                $client sadd set:$i "member-$j"
+                $client zadd zset:$i $j "z-$j"
+                $client hset hash:$i "f-$j" "v-$j"
+            }
+            $client sadd intset:$i 1 2 3 $i
+            $client hset smallhash:$i a 1 b 2
+            for {set j 1} {$j <= 20} {incr j} { $client xadd stream:$i $j-0 f $j }
+            $client xgroup create stream:$i g 0
+            $client xreadgroup group g c count 3 streams stream:$i >
+            $client pexpire str:$i 5000000
+            $client pexpire hash:$i 5000000
+        }
+    }
+    # Some 3 MB of incompressible values in db 3: more than the pipe holds,
+    # so the stream is still running while the test flushes db 3.
+    $client select 3
+    for {set i 0} {$i < 30} {incr i} { $client set big:$i [randstring 100000 100000 alpha] }
+    $client select 9
+}
+
+# Every value to disk: evict-all sweeps the whole keyspace when switched on.
+proc rock_all_cold {client} {
+    $client config set rock-debug-evict-all yes
+    $client ping
+    $client config set rock-debug-evict-all no
+    assert_equal [rock_total_keys $client] [rock_field cold_keys $client]
+}
+
+proc rock_total_keys {client} {
+    set n 0
+    foreach db {0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15} {
+        set line [getInfoProperty [$client info keyspace] db$db]
+        if {$line ne ""} { regexp {keys=(\d+)} $line -> k; incr n $k }
+    }
+    return $n
+}
+
+proc rock_wait_aofrw {client} {
+    wait_for_condition 1000 20 {
+        [getInfoProperty [$client info persistence] aof_rewrite_in_progress] == 0 &&
+        [getInfoProperty [$client info persistence] aof_rewrite_scheduled] == 0
+    } else {
+        fail "AOF rewrite did not finish"
+    }
+}
+
+start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled yes rock-min-value-size 0}} {
+    test {BGSAVE with every value cold writes them all; the file checks OK and loads back equal} {
+        rock_fill_types r
+        set digest [r debug digest]
+        rock_all_cold r
+        r config resetstat
+        r bgsave
+        waitForBgsave r
+        assert_equal ok [s rdb_last_bgsave_status]
+        # The parent read nothing for the child: no read on its behalf.
+        assert_equal 0 [rock_field reads]
+        set file [file join [lindex [r config get dir] 1] [lindex [r config get dbfilename] 1]]
+        set out [exec src/redis-check-rdb $file]
+        assert_match "*RDB looks OK*" $out
+        assert_match "*[rock_total_keys r] keys read*" $out
+        r debug reload nosave
+        assert_equal $digest [r debug digest]
+        assert_equal 0 [rock_field cold_keys]
+    }
+
+    test {BGSAVE writes the dataset as of the fork while clients change it, flush and evict included} {
+        r flushall
+        rock_fill_types r
+        for {set i 0} {$i < 20} {incr i} { r set pending:$i [string repeat "p$i" 1000] }
+        set digest [r debug digest]
+        # Every value to disk, by maxmemory eviction this time, with the
+        # writer held back: the pending:* values (never written before) are
+        # still waiting for it at the fork, and the child takes them from
+        # the pending buffer it inherits.
+        set total [rock_total_keys r]
+        r config set rock-debug-write-delay 3000
+        r config set maxmemory 1
+        wait_for_condition 100 10 {
+            [rock_field cold_keys] == $total
+        } else { fail "not every value moved: [rock_field cold_keys] of $total" }
+        assert {[rock_field pending_writes] > 0}
+        r config set rdb-key-save-delay 3000
+        r bgsave
+        r config set maxmemory 0
+        wait_for_condition 100 10 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
+        r config set rock-debug-write-delay 0
+        # Change cold values, delete some, flush a whole database (range
+        # delete and file deletion under the child's snapshot), re-evict.
+        for {set i 0} {$i < 50} {incr i} { r append str:$i "-after" }
+        r del list:1 list:2 set:3 pending:4
+        r set newkey [string repeat n 300]
+        r select 3
+        r flushdb
+        r select 9
+        rock_all_cold r
+        assert_equal 1 [s rdb_bgsave_in_progress]
+        r config set rdb-key-save-delay 0
+        waitForBgsave r
+        assert_equal ok [s rdb_last_bgsave_status]
+        r debug reload nosave
+        assert_equal $digest [r debug digest]
+    }
+
+    foreach preamble {yes no} {
+        test "BGREWRITEAOF (aof-use-rdb-preamble $preamble) writes cold values; DEBUG LOADAOF gives the same dataset" {
+            r flushall
+            r config set aof-use-rdb-preamble $preamble
+            rock_fill_types r
+            r config set appendonly yes
+            rock_wait_aofrw r
+            rock_all_cold r
+            set digest [r debug digest]
+            r bgrewriteaof
+            rock_wait_aofrw r
+            assert_equal ok [getInfoProperty [r info persistence] aof_last_bgrewrite_status]
+            rock_all_cold r
+            r debug loadaof
+            assert_equal $digest [r debug digest]
+            r config set appendonly no
+        }
+    }
+
+    test {FLUSHALL while an AOF rewrite streams cold values: the rewrite completes, the data is gone} {
+        r flushall
+        r config set aof-use-rdb-preamble no
+        rock_fill_types r
+        r config set appendonly yes
+        rock_wait_aofrw r
+        rock_all_cold r
+        r config set rdb-key-save-delay 500
+        r bgrewriteaof
+        wait_for_condition 100 10 {
+            [getInfoProperty [r info persistence] aof_rewrite_in_progress] == 1
+        } else { fail "no rewrite" }
+        r flushall
+        r set after-flush [string repeat a 200]
+        r rock evict after-flush
+        r config set rdb-key-save-delay 0
+        rock_wait_aofrw r
+        assert_equal ok [getInfoProperty [r info persistence] aof_last_bgrewrite_status]
+        assert_equal 1 [r rock diskkeys]
+        r debug loadaof
+        assert_equal 1 [rock_total_keys r]
+        assert_equal [string repeat a 200] [r get after-flush]
+        r config set appendonly no
+        r config set aof-use-rdb-preamble yes
+    }
+}
+
+foreach diskless {no yes} {
+    start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabled yes rock-min-value-size 0}} {
+        set master [srv 0 client]
+        set master_host [srv 0 host]
+        set master_port [srv 0 port]
+        start_server {overrides {rock-enabled yes rock-min-value-size 0}} {
+            set replica [srv 0 client]
+            test "Full sync (repl-diskless-sync $diskless) from a master with every value cold, under writes" {
+                $master config set repl-diskless-sync $diskless
+                $master config set repl-diskless-sync-delay 0
+                rock_fill_types $master
+                rock_all_cold $master
+                $master config set rdb-key-save-delay 1000
+                $replica replicaof $master_host $master_port
+                wait_for_condition 100 20 {
+                    [s -1 rdb_bgsave_in_progress] == 1
+                } else { fail "no full sync started" }
+                for {set i 0} {$i < 100} {incr i} { $master append str:$i "-during-sync" }
+                $master del list:0
+                $master config set rdb-key-save-delay 0
+                wait_for_ofs_sync $master $replica
+                wait_for_condition 100 50 {
+                    [$master debug digest] eq [$replica debug digest]
+                } else { fail "replica differs from master" }
+                # A partial resync after the link drops.
+                $replica client kill type master
+                for {set i 100} {$i < 150} {incr i} { $master append str:$i "-while-down" }
+                wait_for_condition 100 50 {
+                    [status $replica master_link_status] eq "up"
+                } else { fail "replica did not reconnect" }
+                wait_for_ofs_sync $master $replica
+                assert_equal [$master debug digest] [$replica debug digest]
+                assert_equal 1 [s -1 sync_partial_ok]
+                assert_equal 1 [s -1 sync_full]
+            }
+        }
+    }
+}
