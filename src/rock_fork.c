@@ -316,9 +316,10 @@ static int rockChildIsCold(redisDb *db, sds key) {
 /* Write every cold key of database `dbid`, once each: from the pending
  * buffer when its value is there, else from the stream. */
 static int rockChildColdDb(int dbid, rockColdWriter *writer, void *ctx) {
+    if (rock_fork.child_fd == -1) return 0; /* no stream: rock off, or nothing cold */
     redisDb *db = server.db + dbid;
     long long want = rock.dbs[dbid].cold, written = 0;
-    if (rock_fork.child_fd == -1 || want == 0) return 0;
+    if (want == 0) return 0;
 
     /* The stream's section for this database. */
     for (;;) {
