@@ -183,6 +183,8 @@ void rockDiskCheck(void);
 int rockPerformEvictions(void);
 void rockTouched(redisDb *db, sds key);
 void rockEvictNoteModified(redisDb *db, robj *key);
+void rockLoadingMemoryCheck(redisDb *db);
+void rockReplicaEvictions(void);
 void rockCommandDone(void);
 
 /* rock_read.c: paging in before a command runs, off the event loop. */

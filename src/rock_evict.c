@@ -263,6 +263,25 @@ int rockPerformEvictions(void) {
     return C_ERR;
 }
 
+/* Loading (an RDB, an AOF, a replica's full sync) runs no command, so no
+ * eviction: over maxmemory, move values out as keys arrive, so a dataset
+ * larger than RAM loads. Only into the live keyspace: a diskless load into
+ * a temporary one (repl-diskless-load swapdb) stays in RAM, as upstream. */
+void rockLoadingMemoryCheck(redisDb *db) {
+    if (!rock.db || !server.maxmemory || db < server.db || db >= server.db + server.dbnum) return;
+    if (zmalloc_used_memory() <= server.maxmemory) return;
+    rockPerformEvictions();
+}
+
+/* performEvictions() skips a replica that ignores maxmemory (the default):
+ * it must not delete keys on its own. Moving values to disk changes no key,
+ * so a replica does that under maxmemory like a master. */
+void rockReplicaEvictions(void) {
+    if (!rock.db || !server.maxmemory || !server.masterhost || !server.repl_slave_ignore_maxmemory) return;
+    if (server.loading || isInsideYieldingLongCommand() || areClientsPaused()) return;
+    rockPerformEvictions();
+}
+
 /* ---------------------------------------------------------------------------
  * rock-debug-evict-all
  * ------------------------------------------------------------------------ */

@@ -206,3 +206,63 @@ foreach diskless {no yes} {
         }
     }
 }
+
+start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled yes}} {
+    foreach {kind aof} {RDB no AOF yes} {
+        test "Restart from an $kind five times maxmemory evicts while loading and stays under the bound" {
+            r flushall
+            r config set maxmemory 0
+            r config set appendonly no
+            # About 110 MB of values against maxmemory 20mb.
+            r debug populate 100000 big 1000
+            set digest [r debug digest]
+            if {$aof} {
+                r config set aof-use-rdb-preamble no
+                r config set appendonly yes
+                rock_wait_aofrw r
+            } else {
+                r save
+            }
+            r config set maxmemory 20mb
+            r config rewrite
+            restart_server 0 true false
+            assert_equal 100000 [r dbsize]
+            set peak [s used_memory_peak]
+            assert {[rock_field cold_keys] > 70000}
+            assert {$peak < 20*1024*1024*1.15 + 4*1024*1024}
+            assert {[s used_memory] < 20*1024*1024*1.15}
+            # DEBUG DIGEST reads every value back (and goes over maxmemory
+            # while it runs, as one command may).
+            assert_equal $digest [r debug digest]
+        }
+    }
+}
+
+start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabled yes}} {
+    set master [srv 0 client]
+    set master_host [srv 0 host]
+    set master_port [srv 0 port]
+    start_server {overrides {rock-enabled yes maxmemory 20mb}} {
+        set replica [srv 0 client]
+        test {A replica five times over its maxmemory loads the full sync by evicting, and keeps evicting} {
+            $master debug populate 100000 big 1000
+            $replica replicaof $master_host $master_port
+            wait_for_condition 200 100 {
+                [status $replica master_link_status] eq "up"
+            } else { fail "replica did not sync" }
+            assert_equal 100000 [$replica dbsize]
+            assert {[s used_memory_peak] < 20*1024*1024*1.15 + 4*1024*1024}
+            assert {[rock_field cold_keys $replica] > 70000}
+            # Replicated writes: replica-ignore-maxmemory keeps it from
+            # deleting keys, not from moving values to disk.
+            assert_equal yes [lindex [$replica config get replica-ignore-maxmemory] 1]
+            for {set i 0} {$i < 20000} {incr i} {
+                $master set new:$i [string repeat [format %08d $i] 125]
+            }
+            wait_for_ofs_sync $master $replica
+            assert_equal 120000 [$replica dbsize]
+            assert {[s used_memory] < 20*1024*1024*1.15 + 4*1024*1024}
+            assert_equal [$master debug digest] [$replica debug digest]
+        }
+    }
+}
