@@ -16,6 +16,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -211,11 +214,51 @@ static void rockPrepareDir(void) {
  * RocksDB open / close
  * ------------------------------------------------------------------------ */
 
+/* RocksDB's memory counts against maxmemory (rockExternalMemory()), so with
+ * a maxmemory set it is sized from it: the block cache gets at most 1/8 of
+ * it (and at most rock-block-cache-size), each of the two memtables 1/16
+ * (between 2 MB and 16 MB; smaller ones mean many tiny files and much more
+ * compaction). Together at most a quarter of maxmemory. */
+static size_t rockEffectiveCacheSize(void) {
+    unsigned long long size = rock.block_cache_size;
+    if (server.maxmemory && size > server.maxmemory / 8) size = server.maxmemory / 8;
+    if (size < 1024 * 1024) size = 1024 * 1024;
+    return (size_t)size;
+}
+
+static size_t rockWriteBufferSize(void) {
+    unsigned long long size = 16 * 1024 * 1024;
+    if (server.maxmemory && size > server.maxmemory / 16) size = server.maxmemory / 16;
+    if (size < 2 * 1024 * 1024) size = 2 * 1024 * 1024;
+    return (size_t)size;
+}
+
+/* Resize RocksDB's memory after a change of maxmemory (checked every 100 ms
+ * by rockExternalMemory()), or at once with `force`. */
+void rockSizeToMaxmemory(int force) {
+    static unsigned long long sized_for;
+    static int sized;
+    if (!rock.db) return;
+    if (!force && sized && sized_for == server.maxmemory) return;
+    sized = 1;
+    sized_for = server.maxmemory;
+    rocksdb_cache_set_capacity(rock.cache, rockEffectiveCacheSize());
+    char val[32], *err = NULL;
+    snprintf(val, sizeof(val), "%zu", rockWriteBufferSize());
+    const char *keys[1] = {"write_buffer_size"};
+    const char *vals[1] = {val};
+    rocksdb_set_options(rock.db, 1, keys, vals, &err);
+    if (err) {
+        serverLog(LL_WARNING, "rock: can't resize RocksDB's memtables: %s", err);
+        rocksdb_free(err);
+    }
+}
+
 static void rockOpenDb(void) {
     char *err = NULL;
     int upper, bottom;
 
-    rock.cache = rocksdb_cache_create_lru(rock.block_cache_size);
+    rock.cache = rocksdb_cache_create_lru(rockEffectiveCacheSize());
     rock.filter = rocksdb_filterpolicy_create_bloom_full(10);
     rock.table_opts = rocksdb_block_based_options_create();
     rocksdb_block_based_options_set_block_cache(rock.table_opts, rock.cache);
@@ -240,7 +283,7 @@ static void rockOpenDb(void) {
     rocksdb_options_set_error_if_exists(rock.opts, 1);
     rocksdb_options_set_block_based_table_factory(rock.opts, rock.table_opts);
     rocksdb_options_set_max_background_jobs(rock.opts, 2);
-    rocksdb_options_set_write_buffer_size(rock.opts, 16 * 1024 * 1024);
+    rocksdb_options_set_write_buffer_size(rock.opts, rockWriteBufferSize());
     rocksdb_options_set_max_write_buffer_number(rock.opts, 2);
     rocksdb_options_set_level_compaction_dynamic_level_bytes(rock.opts, 1);
     rocksdb_options_set_max_log_file_size(rock.opts, 8 * 1024 * 1024);
@@ -283,6 +326,28 @@ void rockStartup(void) {
     rock.started.direct_io = rock.direct_io;
     rock.started.dir = zstrdup(rock.dir);
     if (!rock.enabled) return;
+#ifdef __GLIBC__
+    /* RocksDB allocates with the C library's malloc (Redis uses jemalloc).
+     * glibc gives each thread that allocates an arena of its own, up to 8
+     * per core, and each keeps freed memory: with a dozen RocksDB threads
+     * that is RSS no figure accounts for. Two arenas are enough here. */
+    mallopt(M_ARENA_MAX, 2);
+#endif
+#if defined(USE_JEMALLOC)
+    /* Moving values to disk frees memory all the time. jemalloc gives freed
+     * pages back to the system only as they age (10 s by default), so RSS
+     * would run well above maxmemory under eviction. Age them out in 1 s. */
+    ssize_t decay_ms = 1000;
+    unsigned narenas = 0;
+    size_t sz = sizeof(narenas);
+    je_mallctl("arenas.dirty_decay_ms", NULL, NULL, &decay_ms, sizeof(decay_ms));
+    je_mallctl("arenas.narenas", &narenas, &sz, NULL, 0);
+    for (unsigned i = 0; i < narenas; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", i);
+        je_mallctl(name, NULL, NULL, &decay_ms, sizeof(decay_ms)); /* fails for arenas not yet used */
+    }
+#endif
     if (rock.dir[0] == '\0') {
         /* Default: rock-<port> inside `dir`, so that servers never share one,
          * not even servers sharing a `dir`. */
@@ -298,7 +363,7 @@ void rockStartup(void) {
     rockReadStart();
     rockWriteStart();
     serverLog(LL_NOTICE, "rock: RocksDB opened in %s (block cache %llu bytes, compression %s, direct io %s)",
-              rock.db_path, rock.block_cache_size,
+              rock.db_path, (unsigned long long)rockEffectiveCacheSize(),
               rockCompressionConfigName(rock.compression),
               rock.direct_io ? "yes" : "no");
 }
@@ -337,6 +402,7 @@ void rockResetStore(void) {
         return;
     }
     rock.stats.store_resets++;
+    rockSizeToMaxmemory(1);
     rockWriteResume();
     rockReadResume();
     rockDiskCheck();
@@ -388,7 +454,7 @@ int rockApplyStartupOnly(const char **err) {
 
 int rockApplyBlockCacheSize(const char **err) {
     UNUSED(err);
-    if (rock.cache) rocksdb_cache_set_capacity(rock.cache, rock.block_cache_size);
+    if (rock.cache) rocksdb_cache_set_capacity(rock.cache, rockEffectiveCacheSize());
     return 1;
 }
 

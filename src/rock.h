@@ -117,6 +117,7 @@ int rockApplyStartupOnly(const char **err);
 int rockApplyBlockCacheSize(const char **err);
 int rockApplyCompression(const char **err);
 const char *rockCompressionConfigName(int mode);
+void rockSizeToMaxmemory(int force);
 
 /* A module value whose data pointer is this marker is a cold sentinel (one
  * shared per module type, so TYPE and OBJECT still see the module type). */
@@ -183,6 +184,7 @@ void rockDiskCheck(void);
 int rockPerformEvictions(void);
 void rockTouched(redisDb *db, sds key);
 void rockEvictNoteModified(redisDb *db, robj *key);
+void rockEvictNoteHot(redisDb *db, sds key);
 void rockLoadingMemoryCheck(redisDb *db);
 void rockReplicaEvictions(void);
 void rockCommandDone(void);
@@ -223,6 +225,7 @@ void rockLoadCommand(client *c);
 void rockStatusCommand(client *c);
 void rockDiskkeysCommand(client *c);
 void rockRecordReadLatency(long long us);
+size_t rockExternalMemory(void);
 void rockResetStats(void);
 sds rockGenInfoString(sds info);
 void rockCommand(client *c);

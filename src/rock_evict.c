@@ -42,14 +42,13 @@ static int rockVolatileOnly(void) {
 /* Consider one entry of the dict being sampled or scanned (db->dict, or
  * db->expires under volatile-*): keep it in *best if it is movable and
  * colder than what *best holds. */
+static int rockMovable(redisDb *db, dictEntry *de);
+
 static void rockConsider(redisDb *db, dictEntry *de, int volatile_only,
                          dictEntry **best, unsigned long long *best_score) {
     if (volatile_only) de = dictFind(db->dict, dictGetKey(de));
-    if (de == NULL) return;
+    if (de == NULL || !rockMovable(db, de)) return;
     robj *o = dictGetVal(de);
-    if (rockIsCold(o) || rockSentinelOf(o) == NULL) return;
-    if (rockValueTooSmall(o, NULL)) return;
-    if (rockIsPinned(db, dictGetKey(de))) return;
     unsigned long long score = rockColdness(o);
     if (*best == NULL || score > *best_score) {
         *best = de;
@@ -72,12 +71,21 @@ static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
 }
 
 /* When nearly every value is already cold, random samples keep missing the
- * few hot ones. Then eviction walks the keyspace with a cursor that persists
- * across calls (dictScan: every entry is visited once per cycle), taking the
- * coldest movable value among a few buckets at a time. A whole cycle over
- * every database that finds nothing means nothing can move; the walk is not
- * tried again until a movable value appears (written, or paged in). */
+ * few hot ones ("struggling"). Eviction then looks in two places:
+ *
+ *   - the hot ring: while struggling (or after a walk found nothing), every
+ *     value that becomes hot and could move -- paged in, or written big
+ *     enough -- is noted here; in a mostly-cold keyspace these are exactly
+ *     the hot values, found in O(1);
+ *   - the walk: the keyspace with a cursor that persists across calls
+ *     (dictScan: every entry is visited once per cycle), taking the coldest
+ *     movable value among a few buckets at a time. It finds what the ring
+ *     never saw (values that were hot before the struggle began). A whole
+ *     cycle over every database that finds nothing means nothing can move;
+ *     the walk then rests ("idle") until the ring overflows or the options
+ *     it depended on change, and only the ring is looked at. */
 #define ROCK_SCAN_STEPS 16 /* dictScan steps per database per call of rockScanStep */
+#define ROCK_HOT_RING 4096 /* hot values noted while struggling */
 
 static struct {
     unsigned long cursor;    /* dictScan cursor in db `dbid` */
@@ -86,29 +94,86 @@ static struct {
     int found_in_cycle;      /* the current db's walk found a candidate */
     /* Set when a whole cycle found nothing, with what it depended on. */
     int idle;
-    long long idle_loads, idle_min_size;
+    long long idle_min_size;
     int idle_policy;
 } rock_scan;
 
-/* Is the walk known to find nothing? Until a value is paged in, a movable
- * value is written (rockEvictNoteModified), or the options it depended on
- * change. */
+static int rock_struggling; /* the last eviction call's sampling kept missing */
+
+static struct {
+    int dbid;
+    sds key;
+} rock_ring[ROCK_HOT_RING];
+static int rock_ring_head, rock_ring_len; /* oldest entry, count */
+
+/* Is the walk known to find nothing? Until the ring overflows (values it
+ * did not keep may be hot) or the options it depended on change. */
 static int rockScanIdle(void) {
-    return rock_scan.idle && rock_scan.idle_loads == rock.stats.loads &&
-           rock_scan.idle_min_size == rock.min_value_size &&
+    return rock_scan.idle && rock_scan.idle_min_size == rock.min_value_size &&
            rock_scan.idle_policy == server.maxmemory_policy;
 }
 
-/* signalModifiedKey() hook: a value was written or changed in place. If the
- * walk found nothing movable, it looks again once this value could move.
- * Costs a lookup per write only while nothing can move. */
+/* Is this value one eviction could move? */
+static int rockMovable(redisDb *db, dictEntry *de) {
+    robj *o = dictGetVal(de);
+    return !rockIsCold(o) && rockSentinelOf(o) != NULL && !rockValueTooSmall(o, NULL) &&
+           !rockIsPinned(db, dictGetKey(de));
+}
+
+static void rockRingPush(int dbid, sds key) {
+    if (rock_ring_len == ROCK_HOT_RING) {
+        /* Full: forget the oldest, and let the walk look again. */
+        sdsfree(rock_ring[rock_ring_head].key);
+        rock_ring_head = (rock_ring_head + 1) % ROCK_HOT_RING;
+        rock_ring_len--;
+        rock_scan.idle = 0;
+    }
+    int slot = (rock_ring_head + rock_ring_len) % ROCK_HOT_RING;
+    rock_ring[slot].dbid = dbid;
+    rock_ring[slot].key = sdsdup(key);
+    rock_ring_len++;
+}
+
+/* A value of `db` became hot (paged in, or written): note it while eviction
+ * struggles. Costs nothing otherwise. */
+void rockEvictNoteHot(redisDb *db, sds key) {
+    if (!rock_struggling && !rock_scan.idle) return;
+    if (db < server.db || db >= server.db + server.dbnum) return;
+    rockRingPush(db->id, key);
+}
+
+/* signalModifiedKey() hook: a value was written or changed in place. */
 void rockEvictNoteModified(redisDb *db, robj *key) {
-    if (!rock_scan.idle) return;
+    if (!rock_struggling && !rock_scan.idle) return;
+    if (db < server.db || db >= server.db + server.dbnum) return;
     dictEntry *de = dictFind(db->dict, key->ptr);
     if (de == NULL) return;
     robj *o = dictGetVal(de);
     if (rockIsCold(o) || rockSentinelOf(o) == NULL || rockValueTooSmall(o, NULL)) return;
-    rock_scan.idle = 0;
+    rockRingPush(db->id, key->ptr);
+}
+
+/* The oldest noted value that can still move, or NULL. A value still
+ * pinned goes back to the end of the ring; stale entries are dropped. */
+static dictEntry *rockRingPop(redisDb **dbout) {
+    int volatile_only = rockVolatileOnly();
+    for (int tries = rock_ring_len; tries > 0 && rock_ring_len; tries--) {
+        int dbid = rock_ring[rock_ring_head].dbid;
+        sds key = rock_ring[rock_ring_head].key;
+        rock_ring_head = (rock_ring_head + 1) % ROCK_HOT_RING;
+        rock_ring_len--;
+        redisDb *db = server.db + dbid;
+        dictEntry *de = dbid < server.dbnum ? dictFind(db->dict, key) : NULL;
+        if (de && volatile_only && dictFind(db->expires, key) == NULL) de = NULL;
+        if (de && rockMovable(db, de)) {
+            sdsfree(key);
+            *dbout = db;
+            return de;
+        }
+        if (de && !rockIsCold(dictGetVal(de)) && rockIsPinned(db, key)) rockRingPush(dbid, key);
+        sdsfree(key);
+    }
+    return NULL;
 }
 
 typedef struct rockScanCtx {
@@ -151,7 +216,6 @@ static dictEntry *rockScanStep(redisDb **dbout, int *exhausted) {
         if (ctx.best == NULL && rock_scan.empty_dbs >= server.dbnum) {
             rock_scan.empty_dbs = 0;
             rock_scan.idle = 1;
-            rock_scan.idle_loads = rock.stats.loads;
             rock_scan.idle_min_size = rock.min_value_size;
             rock_scan.idle_policy = server.maxmemory_policy;
             *exhausted = 1;
@@ -216,9 +280,11 @@ int rockPerformEvictions(void) {
             }
         }
         if (best == NULL && rounds >= ROCK_EVICT_SAMPLE_ROUNDS) {
-            /* Sampling keeps missing: walk the keyspace instead. */
-            int exhausted;
-            best = rockScanStep(&bestdb, &exhausted);
+            /* Sampling keeps missing: the values noted hot, then the walk. */
+            int exhausted = 0;
+            rock_struggling = 1;
+            best = rockRingPop(&bestdb);
+            if (best == NULL) best = rockScanStep(&bestdb, &exhausted);
             scanning = 1;
             if (best == NULL) {
                 if (exhausted) break;
@@ -257,6 +323,7 @@ int rockPerformEvictions(void) {
      * that has not yet covered the keyspace, while the overshoot is still
      * small (the walk goes on at the next command); else nothing more can
      * move: the policy. */
+    if (rounds < ROCK_EVICT_SAMPLE_ROUNDS) rock_struggling = 0;
     if (freed >= need) return C_OK;
     if (timed_out && moved) return C_OK;
     if (timed_out && scanning && need - freed <= limit) return C_OK;

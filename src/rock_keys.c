@@ -173,6 +173,7 @@ void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
     dictSetVal(db->dict, de, val);
     dictAdd(rdb->clean, sdsdup(dictGetKey(de)), NULL);
     rockTouched(db, dictGetKey(de));
+    rockEvictNoteHot(db, dictGetKey(de));
     rdb->cold--;
     rock.stats.loads++;
 }

@@ -47,6 +47,24 @@ static long long rockDbProperty(const char *prop) {
     return (long long)v;
 }
 
+/* RocksDB's own memory (memtables, table readers, block cache), counted
+ * against maxmemory by getMaxmemoryState(). Property reads take a RocksDB
+ * mutex, so the sum is refreshed at most every 100 ms. */
+size_t rockExternalMemory(void) {
+    static monotime last;
+    static size_t cached;
+    if (!rock.db) return 0;
+    monotime now = getMonotonicUs();
+    if (last && now - last < 100000) return cached;
+    last = now;
+    rockSizeToMaxmemory(0);
+    long long sum = rockDbProperty("rocksdb.cur-size-all-mem-tables") +
+                    rockDbProperty("rocksdb.estimate-table-readers-mem") +
+                    (rock.cache ? (long long)rocksdb_cache_get_usage(rock.cache) : 0);
+    cached = sum > 0 ? (size_t)sum : 0;
+    return cached;
+}
+
 static int rockCollectFigures(rockFigure *f) {
     int n = 0;
     long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0;
