@@ -123,6 +123,11 @@ for s in $suites; do
         # unit/rock/modules.tcl loads the upstream test module datatype.so.
         make -C "$tree/tests/modules" datatype.so > "$logs/modules-build.log" 2>&1 \
             || { echo "run.sh: building tests/modules/datatype.so failed:"; tail -20 "$logs/modules-build.log"; }
+        # integration/rock/stock-replica.tcl replicates to a stock 7.0.15
+        # built from the same tarball without our patches.
+        make -C "$top" --no-print-directory stock > "$logs/stock-build.log" 2>&1 \
+            || { echo "run.sh: make stock failed:"; tail -20 "$logs/stock-build.log"; }
+        export ROCK_STOCK_SERVER="$top/bin/stock/redis-server"
         mapfile -t rt < <(rock_tests); run_suite "$s" no "${rt[@]}" ;;
     *) echo "run.sh: unknown suite '$s'"; total_err=$((total_err + 1)) ;;
     esac
