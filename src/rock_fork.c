@@ -193,6 +193,13 @@ static void *rockStreamThread(void *arg) {
     zfree(o.buf);
     close(rock_fork.fds[1]);
     rock_fork.fds[1] = -1;
+    /* Let go of the snapshot now: held, it would keep every overwritten or
+     * deleted record, and every file compaction replaced, on disk. (RocksDB
+     * stays open while this thread runs: rockForkStreamStop() comes first.) */
+    rocksdb_iter_destroy(rock_fork.iter);
+    rock_fork.iter = NULL;
+    rocksdb_release_snapshot(rock.db, rock_fork.snap);
+    rock_fork.snap = NULL;
     rock_fork.finished = 1;
     return NULL;
 }

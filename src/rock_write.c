@@ -496,6 +496,7 @@ static int rockDiskTimer(aeEventLoop *el, long long id, void *data) {
     UNUSED(el); UNUSED(id); UNUSED(data);
     static int ticks;
     rockDiskCheck();
+    rockForkStreaming(); /* joins a stream thread that has finished */
 #ifdef __GLIBC__
     /* Once a second, hand the free memory of RocksDB's (glibc) heaps back
      * to the system: compactions and reads free large buffers, which glibc

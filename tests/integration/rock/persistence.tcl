@@ -79,6 +79,10 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         set out [exec src/redis-check-rdb $file]
         assert_match "*RDB looks OK*" $out
         assert_match "*[rock_total_keys r] keys read*" $out
+        # The snapshot is let go once the child has its values.
+        wait_for_condition 50 20 {
+            [rock_field rocksdb_snapshots] == 0
+        } else { fail "the RocksDB snapshot of the fork is still held" }
         r debug reload nosave
         assert_equal $digest [r debug digest]
         assert_equal 0 [rock_field cold_keys]
