@@ -6,14 +6,23 @@ source tests/helpers/rock/util.tcl
 
 proc rock_field {f} { return [dict get [r rock report] $f] }
 
+proc rock_process_running {pid} {
+    if {[catch {open /proc/$pid/stat} fd]} { return 0 }
+    set stat [read $fd]
+    close $fd
+    # Field 3, after the parenthesised command name, is the state.
+    set state [lindex [string range $stat [expr {[string last ")" $stat] + 2}] end] 0]
+    return [expr {$state ne "Z" && $state ne "X"}]
+}
+
 # Run redis-benchmark against the server in the background and sample
 # used_memory_rss every 100 ms until it ends; returns the largest sample.
 proc rock_bench_peak_rss {args} {
     set cmd [list src/redis-benchmark -h [srv 0 host] -p [srv 0 port] --dbnum 9 -q {*}$args]
     set pid [exec {*}$cmd > /dev/null 2>@1 &]
     set peak 0
-    # ps fails once the process is gone (Tcl reaps it at its next exec).
-    while {[catch {exec ps -o stat= -p $pid} st] == 0 && ![string match Z* $st]} {
+    # Until /proc says it is gone or a zombie (Tcl reaps it at its next exec).
+    while {[rock_process_running $pid]} {
         set rss [s used_memory_rss]
         if {$rss > $peak} { set peak $rss }
         after 100
