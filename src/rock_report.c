@@ -48,8 +48,12 @@ static long long rockDbProperty(const char *prop) {
 }
 
 /* RocksDB's own memory (memtables, table readers, block cache), counted
- * against maxmemory by getMaxmemoryState(). Property reads take a RocksDB
- * mutex, so the sum is refreshed at most every 100 ms. */
+ * against maxmemory by getMaxmemoryState(), less a fixed working floor:
+ * RocksDB's memtable grows in arena blocks of up to 1 MB, so with a tiny
+ * maxmemory (a few MB, as in tests) its first blocks alone would push every
+ * value out and let allkeys-* policies delete keys. Property reads take a
+ * RocksDB mutex, so the sum is refreshed at most every 100 ms. */
+#define ROCK_MEMORY_FLOOR (4LL * 1024 * 1024)
 size_t rockExternalMemory(void) {
     static monotime last;
     static size_t cached;
@@ -61,7 +65,7 @@ size_t rockExternalMemory(void) {
     long long sum = rockDbProperty("rocksdb.cur-size-all-mem-tables") +
                     rockDbProperty("rocksdb.estimate-table-readers-mem") +
                     (rock.cache ? (long long)rocksdb_cache_get_usage(rock.cache) : 0);
-    cached = sum > 0 ? (size_t)sum : 0;
+    cached = sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
     return cached;
 }
 
