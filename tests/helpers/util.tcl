@@ -68,10 +68,3 @@ proc rock_wait_blocked {n} {
         fail "expected $n blocked clients, got [s blocked_clients]"
     }
 }
-
-# Memory as eviction counts it: the Redis heap plus RocksDB's own memory
-# (memtables, table readers, block cache), which counts against maxmemory.
-proc rock_counted_memory {{client r}} {
-    set rep [$client rock report]
-    return [expr {[dict get $rep used_memory] + [dict get $rep rocksdb_memory]}]
-}

@@ -105,7 +105,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         assert_equal 20000 [dict get [r rock report] cold_keys]
         set big [string repeat h 100000]
         for {set i 0} {$i < 5} {incr i} { r set hot:$i $big }
-        r config set maxmemory [expr {[rock_counted_memory] - 300000}]
+        r config set maxmemory [expr {[s used_memory] - 300000}]
         # Needs at least three of the five to move; nothing else can. Each
         # command gives eviction 2 ms, so on a busy machine it may take a
         # few commands; none gets -OOM meanwhile.

@@ -66,7 +66,7 @@ start_server {tags {"rock modules"} overrides {rock-enabled yes rock-min-value-s
         for {set i 0} {$i < 2000} {incr i} {
             r datatype.set m$i $i [string repeat x 200]
         }
-        r config set maxmemory [expr {[rock_counted_memory] - 200000}]
+        r config set maxmemory [expr {[s used_memory] - 200000}]
         r ping
         assert_morethan [rock_field cold_keys] 100
         r config set maxmemory 0
