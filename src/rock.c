@@ -286,6 +286,11 @@ static void rockOpenDb(void) {
     rocksdb_options_set_write_buffer_size(rock.opts, rockWriteBufferSize());
     rocksdb_options_set_max_write_buffer_number(rock.opts, 2);
     rocksdb_options_set_level_compaction_dynamic_level_bytes(rock.opts, 1);
+    /* RocksDB's info LOG lives in rock-dir. Once a write to it fails (a
+     * full disk), RocksDB 7.8 aborts the process at its next log line (an
+     * assertion in its file writer): log only what is fatal anyway. Our own
+     * log says what matters (write errors, eviction stops). */
+    rocksdb_options_set_info_log_level(rock.opts, 4 /* FATAL_LEVEL */);
     rocksdb_options_set_max_log_file_size(rock.opts, 8 * 1024 * 1024);
     rocksdb_options_set_keep_log_file_num(rock.opts, 2);
     rockCompressionTypes(rock.compression, &upper, &bottom);
