@@ -234,7 +234,7 @@ static size_t rockWriteBufferSize(void) {
 }
 
 /* Resize RocksDB's memory after a change of maxmemory (checked every 100 ms
- * by rockExternalMemory()), or at once with `force`. */
+ * by rockCron()), or at once with `force`. */
 void rockSizeToMaxmemory(int force) {
     static unsigned long long sized_for;
     static int sized;
@@ -252,6 +252,22 @@ void rockSizeToMaxmemory(int force) {
         serverLog(LL_WARNING, "rock: can't resize RocksDB's memtables: %s", err);
         rocksdb_free(err);
     }
+}
+
+/* Every 100 ms (the writer's timer, while RocksDB is open): join a fork
+ * stream thread that has finished, follow maxmemory changes, refresh the
+ * RocksDB memory figure that counts against maxmemory, and once a second
+ * hand the free memory of RocksDB's glibc heaps back to the system
+ * (compactions and reads free large buffers that glibc would keep in RSS). */
+void rockCron(void) {
+    static int ticks;
+    if (!rock.db) return;
+    rockForkStreaming();
+    rockSizeToMaxmemory(0);
+    rockRefreshExternalMemory();
+#ifdef __GLIBC__
+    if (++ticks % 10 == 0) malloc_trim(0);
+#endif
 }
 
 static void rockOpenDb(void) {

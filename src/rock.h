@@ -118,6 +118,7 @@ int rockApplyBlockCacheSize(const char **err);
 int rockApplyCompression(const char **err);
 const char *rockCompressionConfigName(int mode);
 void rockSizeToMaxmemory(int force);
+void rockCron(void);
 
 /* A module value whose data pointer is this marker is a cold sentinel (one
  * shared per module type, so TYPE and OBJECT still see the module type). */
@@ -133,6 +134,8 @@ static inline int rockIsCold(const robj *o) {
 /* rock_store.c: sentinels, record format, RocksDB primitives. */
 void rockStoreInit(void);
 robj *rockSentinelOf(robj *val);
+void rockPutSid(unsigned char *p, uint32_t sid);
+uint32_t rockGetSid(const unsigned char *p);
 sds rockStorageKey(int dbid, const sds key);
 sds rockSerialize(robj *key, robj *val, int dbid);
 robj *rockDeserialize(const char *rec, size_t len, sds key, int dbid);
@@ -226,6 +229,7 @@ void rockStatusCommand(client *c);
 void rockDiskkeysCommand(client *c);
 void rockRecordReadLatency(long long us);
 size_t rockExternalMemory(void);
+void rockRefreshExternalMemory(void);
 void rockResetStats(void);
 sds rockGenInfoString(sds info);
 void rockCommand(client *c);

@@ -65,7 +65,6 @@ static struct {
     int running;              /* a thread was started and not joined */
     volatile int cancel;
     volatile int finished;    /* set by the thread as it ends */
-    long long streamed;       /* records sent (stats, read after join) */
     char *error;              /* RocksDB iteration error (after join) */
 
     /* Child: reading the stream. */
@@ -73,7 +72,7 @@ static struct {
     char *buf;
     size_t buf_len, buf_pos;
     sds rec;                  /* record rockRdbSaveCold() writes now */
-} rock_fork = {0, {-1, -1}, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL, -1, NULL, 0, 0, NULL};
+} rock_fork = {0, {-1, -1}, NULL, NULL, NULL, NULL, 0, 0, 0, 0, NULL, -1, NULL, 0, 0, NULL};
 
 /* ---------------------------------------------------------------------------
  * Parent
@@ -166,8 +165,7 @@ static void *rockStreamThread(void *arg) {
     for (int j = 0; ok && j < server.dbnum; j++) {
         if (rock_fork.dbs[j].cold == 0) continue;
         unsigned char prefix[4];
-        uint32_t sid = rock_fork.dbs[j].sid;
-        prefix[0] = sid >> 24; prefix[1] = sid >> 16; prefix[2] = sid >> 8; prefix[3] = sid;
+        rockPutSid(prefix, rock_fork.dbs[j].sid);
         for (rocksdb_iter_seek(it, (char *)prefix, 4); ok && rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
             size_t klen, vlen;
             const char *k = rocksdb_iter_key(it, &klen);
@@ -177,7 +175,6 @@ static void *rockStreamThread(void *arg) {
                  rockStreamPut(&o, k + 4, klen - 4) == 0 &&
                  rockStreamPutLen(&o, (uint32_t)vlen) == 0 &&
                  rockStreamPut(&o, v, vlen) == 0;
-            if (ok) rock_fork.streamed++;
         }
         char *err = NULL;
         rocksdb_iter_get_error(it, &err);
@@ -255,7 +252,6 @@ void rockForkParent(int childpid) {
     }
     rock_fork.cancel = 0;
     rock_fork.finished = 0;
-    rock_fork.streamed = 0;
     if (pthread_create(&rock_fork.thread, NULL, rockStreamThread, NULL) != 0) {
         /* The child will find the stream closed and fail its save. */
         serverLog(LL_WARNING, "rock: can't start the thread streaming cold values to the child");
@@ -366,9 +362,7 @@ static int rockChildColdDb(int dbid, rockColdWriter *writer, void *ctx) {
     uint32_t sid = rock.dbs[dbid].sid;
     while (ret == 0 && (pe = dictNext(di)) != NULL) {
         sds skey = dictGetKey(pe);
-        const unsigned char *p = (const unsigned char *)skey;
-        if (sdslen(skey) < 4 || (((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]) != sid)
-            continue;
+        if (sdslen(skey) < 4 || rockGetSid((const unsigned char *)skey) != sid) continue;
         sds key = sdsnewlen(skey + 4, sdslen(skey) - 4);
         if (rockChildIsCold(db, key)) {
             robj keyobj;

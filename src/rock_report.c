@@ -52,21 +52,20 @@ static long long rockDbProperty(const char *prop) {
  * RocksDB's memtable grows in arena blocks of up to 1 MB, so with a tiny
  * maxmemory (a few MB, as in tests) its first blocks alone would push every
  * value out and let allkeys-* policies delete keys. Property reads take a
- * RocksDB mutex, so the sum is refreshed at most every 100 ms. */
+ * RocksDB mutex: the figure is refreshed by rockCron() every 100 ms, and
+ * getMaxmemoryState(), on every command, only reads it. */
 #define ROCK_MEMORY_FLOOR (4LL * 1024 * 1024)
-size_t rockExternalMemory(void) {
-    static monotime last;
-    static size_t cached;
-    if (!rock.db) return 0;
-    monotime now = getMonotonicUs();
-    if (last && now - last < 100000) return cached;
-    last = now;
-    rockSizeToMaxmemory(0);
+static size_t rock_external_memory;
+
+void rockRefreshExternalMemory(void) {
     long long sum = rockDbProperty("rocksdb.cur-size-all-mem-tables") +
                     rockDbProperty("rocksdb.estimate-table-readers-mem") +
                     (rock.cache ? (long long)rocksdb_cache_get_usage(rock.cache) : 0);
-    cached = sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
-    return cached;
+    rock_external_memory = sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
+}
+
+size_t rockExternalMemory(void) {
+    return rock.db ? rock_external_memory : 0;
 }
 
 static int rockCollectFigures(rockFigure *f) {

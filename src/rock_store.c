@@ -83,8 +83,13 @@ robj *rockSentinelOf(robj *val) {
  * Record format
  * ------------------------------------------------------------------------ */
 
-static void rockPutSid(unsigned char *p, uint32_t sid) {
+void rockPutSid(unsigned char *p, uint32_t sid) {
     p[0] = sid >> 24; p[1] = sid >> 16; p[2] = sid >> 8; p[3] = sid;
+}
+
+/* The storage id a RocksDB key starts with. */
+uint32_t rockGetSid(const unsigned char *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
 /* RocksDB key of `key` in database `dbid`. */

@@ -34,9 +34,6 @@
 
 #include <pthread.h>
 #include <sys/statvfs.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #define ROCK_WRITE_BATCH_OPS 1024
 #define ROCK_WRITE_BATCH_BYTES (4 * 1024 * 1024)
@@ -494,15 +491,8 @@ void rockDiskCheck(void) {
 
 static int rockDiskTimer(aeEventLoop *el, long long id, void *data) {
     UNUSED(el); UNUSED(id); UNUSED(data);
-    static int ticks;
     rockDiskCheck();
-    rockForkStreaming(); /* joins a stream thread that has finished */
-#ifdef __GLIBC__
-    /* Once a second, hand the free memory of RocksDB's (glibc) heaps back
-     * to the system: compactions and reads free large buffers, which glibc
-     * otherwise keeps in RSS. */
-    if (++ticks % (1000 / ROCK_DISK_CHECK_MS) == 0) malloc_trim(0);
-#endif
+    rockCron(); /* the rest of rock's periodic work */
     return ROCK_DISK_CHECK_MS;
 }
 
