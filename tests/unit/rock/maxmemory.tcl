@@ -117,7 +117,11 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         }
         assert_equal 0 [s evicted_keys]
         # Once nothing can move, writes that need memory get -OOM quickly.
+        # Up to two of the five may still be hot (or moving): move them now,
+        # so that the first write below meets a keyspace with nothing left.
         r config set rock-min-value-size 1000
+        r rock evict hot:0 hot:1 hot:2 hot:3 hot:4
+        assert_equal 5 [llength [lsearch -all [lmap i {0 1 2 3 4} {r rock status hot:$i}] cold]]
         r config set maxmemory 1
         set start [clock milliseconds]
         assert_error "*OOM*" {r set y z}
