@@ -47,6 +47,7 @@ typedef struct rockClientState {
     int pending;       /* reads this client still waits for */
     sds failed_key;    /* a read failed: the command gets an error */
     list *pins;        /* skeys pinned for this client's next run */
+    int read_paused;   /* its connection is not read while it waits */
 } rockClientState;
 
 static struct {
@@ -199,7 +200,12 @@ void rockFreeClient(client *c) {
 /* unblockClient() of a BLOCKED_ROCK client: when reads are still pending
  * (the client is being freed or force-unblocked), stop waiting for them. */
 void rockUnblockClient(client *c) {
-    if (c->rock == NULL || c->rock->pending == 0) return;
+    if (c->rock == NULL) return;
+    if (c->rock->read_paused) {
+        c->rock->read_paused = 0;
+        connSetReadHandler(c->conn, readQueryFromClient);
+    }
+    if (c->rock->pending == 0) return;
     listIter li;
     listNode *ln;
     listRewind(rock_io.jobs, &li);
@@ -513,6 +519,15 @@ int rockPrepareCommand(client *c) {
     c->bpop.timeout = 0;
     blockClient(c, BLOCKED_ROCK);
     c->flags |= CLIENT_PENDING_COMMAND;
+    /* Stop reading the client's socket while it waits: the rest of a
+     * pipeline stays in the kernel (TCP back-pressure) instead of piling up
+     * in the query buffer, which counts against maxmemory and which a stock
+     * Redis, never pausing a pipeline for I/O, keeps at one read's worth.
+     * The master link is left alone (its offsets follow the query buffer). */
+    if (c->conn && !(c->flags & CLIENT_MASTER)) {
+        connSetReadHandler(c->conn, NULL);
+        c->rock->read_paused = 1;
+    }
     return C_ERR;
 }
 

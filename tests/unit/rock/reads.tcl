@@ -29,6 +29,37 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set rock-debug-read-delay 0
     }
 
+    test {The rest of a pipeline waits in the socket, not in the query buffer, while a read is in flight} {
+        # Stock Redis never pauses a pipeline for I/O, so its query buffer
+        # holds one read's worth; a client paused for a disk read must not
+        # pile 4 MB of queued commands into memory that counts against
+        # maxmemory (they would get -OOM, or push values out).
+        r flushall
+        r set k $val
+        r rock evict k
+        r config set rock-debug-read-delay 1000
+        set rd [redis_deferring_client]
+        $rd client setname piper
+        $rd read
+        $rd get k
+        set big [string repeat x 4000]
+        for {set i 0} {$i < 1000} {incr i} { $rd set p:$i $big }
+        $rd flush
+        rock_wait_blocked 1
+        # Give the event loop a chance to read more (it would, if it still
+        # watched the socket): a round trip on another connection.
+        for {set i 0} {$i < 20} {incr i} { r ping }
+        set line [lsearch -inline [split [r client list] "\n"] *name=piper*]
+        regexp {qbuf=([0-9]+)} $line -> qbuf
+        assert_lessthan $qbuf 200000
+        assert_equal $val [$rd read]
+        for {set i 0} {$i < 1000} {incr i} { assert_equal OK [$rd read] }
+        assert_equal 1000 [llength [r keys p:*]]
+        assert_equal $big [r get p:999]
+        $rd close
+        r config set rock-debug-read-delay 0
+    }
+
     test {Clients waiting for the same key share one read} {
         r flushall
         r set k $val
