@@ -152,7 +152,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         r config set rock-debug-read-delay 1000
         set rd [redis_deferring_client]
         $rd mget k1 k2
-        wait_for_blocked_clients_count 1
+        rock_wait_blocked 1
         assert_equal hot-clean [r rock status k1]
         assert_equal 0 [r rock evict k1]
         assert_equal hot-clean [r rock status k1]
