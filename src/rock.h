@@ -96,6 +96,7 @@ struct rockState {
     rockDb *dbs;                     /* server.dbnum entries */
     uint32_t next_sid;               /* next unused storage id */
     client *executing_client;        /* client whose command call() runs */
+    int existence_only;              /* lookups only ask whether a key exists */
     client *decode_client;           /* context for decoding records */
     int disk_full;                   /* writes failed for lack of space */
     int disk_low;                    /* free space under rock-min-free-disk */
@@ -154,6 +155,7 @@ robj *rockLoadEntry(redisDb *db, dictEntry *de);
 void rockRestoreValue(redisDb *db, dictEntry *de, robj *val);
 robj *rockEntryValue(redisDb *db, dictEntry *de);
 robj *rockLookupCold(redisDb *db, robj *key, robj *val);
+robj *rockLookupForRouting(redisDb *db, robj *key, int flags);
 void rockKeyRemoved(redisDb *db, sds key, robj *val);
 void rockKeyModified(redisDb *db, robj *key);
 void rockEmptyDbs(redisDb *dbarray, int dbnum);

@@ -196,6 +196,7 @@ robj *rockEntryValue(redisDb *db, dictEntry *de) {
  * paged-in value, or the sentinel itself when the executing command does not
  * need the value (EXISTS, TYPE, TTL, SET overwrite, ...). */
 robj *rockLookupCold(redisDb *db, robj *key, robj *val) {
+    if (rock.existence_only) return val;
     client *c = rock.executing_client;
     if (c && c->cmd && !rockKeyNeedsValue(c->cmd, c->argv, c->argc, key->ptr))
         return val;
@@ -207,6 +208,17 @@ robj *rockLookupCold(redisDb *db, robj *key, robj *val) {
      * then reports the key as missing for this one command. Declared keys
      * never get here: rockPrepareCommand() fails the command before it runs. */
     return loaded;
+}
+
+/* getNodeByQuery(): in a migrating or importing slot, is the key here? An
+ * existence check: a cold key counts without being read (a read would be
+ * synchronous, before the command runs, and a failed one would send the
+ * client to the other node for a key this node has). */
+robj *rockLookupForRouting(redisDb *db, robj *key, int flags) {
+    rock.existence_only++;
+    robj *o = lookupKeyReadWithFlags(db, key, flags);
+    rock.existence_only--;
+    return o;
 }
 
 /* A key is leaving the keyspace (DEL, expire, eviction of the key, overwrite
