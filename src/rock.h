@@ -200,6 +200,7 @@ int rockIsPinned(redisDb *db, sds key);
 void rockVoidRead(sds skey);
 void rockVoidReadsOfSid(uint32_t sid);
 void rockUnblockClient(client *c);
+void rockCommandProcessed(client *c);
 void rockFreeClient(client *c);
 void rockReadStart(void);
 void rockReadPause(void);

@@ -15,7 +15,13 @@
  *   - staleness: a read whose key was deleted, overwritten, re-evicted,
  *     flushed or paged in meanwhile is voided and its result thrown away;
  *   - pinning: a value paged in for a waiting command can't be evicted again
- *     before that command has run.
+ *     before that command has run;
+ *   - arrival order: a client that waits holds its place on every key its
+ *     command names (a FIFO per key); a later command from another client
+ *     naming one of those keys waits behind it, even if it needs no value
+ *     (DEL, SET, a push that would serve a blocked pop). So commands on a
+ *     key run in the order they arrived, as on a stock server, and a read
+ *     in flight is never overtaken.
  * A value that can't be read fails the command with an error before it runs:
  * never a wrong answer. */
 
@@ -48,6 +54,7 @@ typedef struct rockClientState {
     sds failed_key;    /* a read failed: the command gets an error */
     list *pins;        /* skeys pinned for this client's next run */
     int read_paused;   /* its connection is not read while it waits */
+    list *places;      /* lock keys of the per-key queues it stands in */
 } rockClientState;
 
 static struct {
@@ -63,6 +70,7 @@ static struct {
     dict *inflight;           /* skey -> job, for jobs not voided */
     list *jobs;               /* every job not yet completed */
     dict *pinned;             /* skey -> pin count */
+    dict *queues;             /* lock key -> list of waiting clients, in arrival order */
 } rock_io;
 
 static void rockReadStartThreads(void);
@@ -72,6 +80,11 @@ static dictType rockSkeyDictType = {
 };
 
 static dictType rockPinDictType = {
+    dictSdsHash, NULL, NULL, dictSdsKeyCompare, dictSdsDestructor, NULL, NULL
+};
+
+/* The queue lists are freed by hand when they empty. */
+static dictType rockQueueDictType = {
     dictSdsHash, NULL, NULL, dictSdsKeyCompare, dictSdsDestructor, NULL, NULL
 };
 
@@ -148,8 +161,101 @@ static rockClientState *rockClient(client *c) {
     if (c->rock == NULL) {
         c->rock = zcalloc(sizeof(rockClientState));
         c->rock->pins = listCreate();
+        c->rock->places = listCreate();
+        listSetFreeMethod(c->rock->places, (void (*)(void *))sdsfree);
     }
     return c->rock;
+}
+
+/* ---------------------------------------------------------------------------
+ * Arrival order: one FIFO of waiting clients per key
+ * ------------------------------------------------------------------------ */
+
+/* A queue is keyed by db index and key name (not the storage id: a flush
+ * must not let later commands overtake earlier ones on the same name). */
+static sds rockLockKey(redisDb *db, sds key) {
+    sds lk = sdsnewlen(NULL, 4 + sdslen(key));
+    uint32_t id = (uint32_t)db->id;
+    memcpy(lk, &id, 4);
+    memcpy(lk + 4, key, sdslen(key));
+    return lk;
+}
+
+static int rockStandsIn(client *c, sds lk) {
+    if (c->rock == NULL) return 0;
+    listIter li;
+    listNode *ln;
+    listRewind(c->rock->places, &li);
+    while ((ln = listNext(&li)) != NULL)
+        if (sdscmp(listNodeValue(ln), lk) == 0) return 1;
+    return 0;
+}
+
+/* Is another client ahead of `c` on this key? (Anyone in the queue, when `c`
+ * is not in it yet: it would go to the end.) */
+static int rockSomeoneAhead(client *c, sds lk) {
+    if (rock_io.queues == NULL || dictSize(rock_io.queues) == 0) return 0;
+    list *q = dictFetchValue(rock_io.queues, lk);
+    return q && listLength(q) && listNodeValue(listFirst(q)) != c;
+}
+
+/* Take a place at the end of the key's queue, unless `c` has one. */
+static void rockTakePlace(client *c, sds lk) {
+    if (rockStandsIn(c, lk)) return;
+    list *q = dictFetchValue(rock_io.queues, lk);
+    if (q == NULL) {
+        q = listCreate();
+        dictAdd(rock_io.queues, sdsdup(lk), q);
+    }
+    listAddNodeTail(q, c);
+    listAddNodeTail(rockClient(c)->places, sdsdup(lk));
+}
+
+/* Is `c` first on every key it stands in? */
+static int rockFirstEverywhere(client *c) {
+    if (c->rock == NULL) return 1;
+    listIter li;
+    listNode *ln;
+    listRewind(c->rock->places, &li);
+    while ((ln = listNext(&li)) != NULL)
+        if (rockSomeoneAhead(c, listNodeValue(ln))) return 0;
+    return 1;
+}
+
+/* A waiting client may re-run once its reads are back and nobody is ahead
+ * of it any more. */
+static void rockMaybeWake(client *c) {
+    if ((c->flags & CLIENT_BLOCKED) && c->btype == BLOCKED_ROCK && c->rock &&
+        c->rock->pending == 0 && rockFirstEverywhere(c))
+        unblockClient(c);
+}
+
+/* `c` runs (or is gone): leave every queue, and wake whoever is now first. */
+static void rockLeaveQueues(client *c) {
+    if (c->rock == NULL || listLength(c->rock->places) == 0) return;
+    list *wake = listCreate();
+    listNode *ln;
+    while ((ln = listFirst(c->rock->places)) != NULL) {
+        sds lk = listNodeValue(ln);
+        dictEntry *de = dictFind(rock_io.queues, lk);
+        if (de) {
+            list *q = dictGetVal(de);
+            listNode *me = listSearchKey(q, c);
+            if (me) listDelNode(q, me);
+            if (listLength(q) == 0) {
+                listRelease(q);
+                dictDelete(rock_io.queues, lk);
+            } else {
+                listAddNodeTail(wake, listNodeValue(listFirst(q)));
+            }
+        }
+        listDelNode(c->rock->places, ln);
+    }
+    while ((ln = listFirst(wake)) != NULL) {
+        rockMaybeWake(listNodeValue(ln));
+        listDelNode(wake, ln);
+    }
+    listRelease(wake);
 }
 
 int rockIsPinned(redisDb *db, sds key) {
@@ -191,10 +297,18 @@ static void rockUnpinAll(client *c) {
 void rockFreeClient(client *c) {
     if (c->rock == NULL) return;
     rockUnpinAll(c);
+    rockLeaveQueues(c);
+    listRelease(c->rock->places);
     listRelease(c->rock->pins);
     sdsfree(c->rock->failed_key);
     zfree(c->rock);
     c->rock = NULL;
+}
+
+/* commandProcessed(): the client's command is over (run, or rejected when it
+ * re-ran: -OOM, -BUSY, a redirect...); it no longer holds places. */
+void rockCommandProcessed(client *c) {
+    if (c->rock && listLength(c->rock->places)) rockLeaveQueues(c);
 }
 
 /* unblockClient() of a BLOCKED_ROCK client: when reads are still pending
@@ -316,8 +430,8 @@ static void rockCompleteJob(rockReadJob *job) {
         rockClientState *st = rockClient(c);
         if (applied) rockPin(c, job->skey);
         if (failed && st->failed_key == NULL) st->failed_key = sdsdup(job->key);
-        if (--st->pending == 0 && (c->flags & CLIENT_BLOCKED) && c->btype == BLOCKED_ROCK)
-            unblockClient(c);
+        st->pending--;
+        rockMaybeWake(c);
     }
     listRelease(job->waiters);
     sdsfree(job->skey);
@@ -452,13 +566,31 @@ static int rockPrepareSort(client *c, redisDb *db, robj **argv, int argc) {
 }
 
 /* Queue reads for the cold keys one command needs; returns how many. */
-static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj **argv, int argc) {
+/* The head of multi.c's private watchedKey (Redis 7.0.15, the pinned
+ * version): the key and its db are all we read. */
+typedef struct rockWatchedKey {
+    robj *key;
+    redisDb *db;
+} rockWatchedKey;
+
+/* The keys of one command: reads queued for the cold ones it needs (the
+ * return value), and each key's lock key added to `locks`, with *behind set
+ * when another client waits ahead on one of them. */
+static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj **argv, int argc,
+                          list *locks, int *behind) {
     getKeysResult result = GETKEYS_RESULT_INIT;
     int n = getKeysFromCommandWithSpecs(cmd, argv, argc, GET_KEYSPEC_DEFAULT, &result);
     int queued = 0;
     for (int j = 0; j < n; j++) {
         robj *key = argv[result.keys[j].pos];
         if (!sdsEncodedObject(key)) continue;
+        /* ROCK STATUS and ROCK EVICT look at or move a value, never change
+         * what clients see: they take no place and wait for no one. */
+        if (cmd->proc != rockStatusCommand && cmd->proc != rockEvictCommand) {
+            sds lk = rockLockKey(db, key->ptr);
+            if (rockSomeoneAhead(c, lk)) *behind = 1;
+            listAddNodeTail(locks, lk);
+        }
         dictEntry *de = dictFind(db->dict, key->ptr);
         if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
         /* Judged per key reference: O(keys), even for MGET of many keys. */
@@ -483,15 +615,18 @@ int rockPrepareCommand(client *c) {
         sdsfree(c->rock->failed_key);
         c->rock->failed_key = NULL;
         rockUnpinAll(c);
+        rockLeaveQueues(c);
         if (is_exec) discardTransaction(c);
         return C_ERR;
     }
-    if (!rock.db || rockColdKeys() == 0) {
+    if (!rock.db || (rockColdKeys() == 0 && dictSize(rock_io.queues) == 0)) {
         rockUnpinAll(c);
         return C_OK;
     }
 
-    int queued = 0;
+    int queued = 0, behind = 0;
+    list *locks = listCreate();
+    listSetFreeMethod(locks, (void (*)(void *))sdsfree);
     if (is_exec) {
         /* All keys of the transaction, before EXEC runs any of it (unless it
          * is going to abort anyway). SELECT inside moves later keys. */
@@ -505,17 +640,38 @@ int rockPrepareCommand(client *c) {
                         db = server.db + id;
                     continue;
                 }
-                queued += rockPrepareOne(c, db, mc->cmd, mc->argv, mc->argc);
+                queued += rockPrepareOne(c, db, mc->cmd, mc->argv, mc->argc, locks, &behind);
+            }
+            /* EXEC's outcome depends on its WATCHed keys too: a later write
+             * to one of them must not abort it by overtaking it. */
+            listIter li;
+            listNode *ln;
+            listRewind(c->watched_keys, &li);
+            while ((ln = listNext(&li)) != NULL) {
+                rockWatchedKey *wk = listNodeValue(ln);
+                sds lk = rockLockKey(wk->db, wk->key->ptr);
+                if (rockSomeoneAhead(c, lk)) behind = 1;
+                listAddNodeTail(locks, lk);
             }
         }
     } else {
-        queued = rockPrepareOne(c, c->db, c->cmd, c->argv, c->argc);
+        queued = rockPrepareOne(c, c->db, c->cmd, c->argv, c->argc, locks, &behind);
     }
 
-    if (queued == 0) {
+    if (queued == 0 && !behind) {
+        /* Runs now: make way for whoever waits behind it. */
+        listRelease(locks);
         rockUnpinAll(c);
+        rockLeaveQueues(c);
         return C_OK;
     }
+    /* Waits: hold a place on each of its keys, so that later commands on
+     * them wait behind it. */
+    listIter li;
+    listNode *ln;
+    listRewind(locks, &li);
+    while ((ln = listNext(&li)) != NULL) rockTakePlace(c, listNodeValue(ln));
+    listRelease(locks);
     c->bpop.timeout = 0;
     blockClient(c, BLOCKED_ROCK);
     c->flags |= CLIENT_PENDING_COMMAND;
@@ -556,6 +712,7 @@ void rockReadStart(void) {
     rock_io.jobs = listCreate();
     rock_io.inflight = dictCreate(&rockSkeyDictType);
     rock_io.pinned = dictCreate(&rockPinDictType);
+    rock_io.queues = dictCreate(&rockQueueDictType);
     rockReadStartThreads();
 }
 

@@ -194,10 +194,12 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
 
     test {Cold keys expiring on their own reclaim their records} {
         r flushall
-        for {set i 0} {$i < 50} {incr i} { r set e$i [string repeat y 100] px 100 }
-        r rock evict {*}[r keys e*]
-        assert_equal 50 [r rock diskkeys]
-        wait_for_condition 100 50 { [r dbsize] == 0 } else { fail "keys did not expire" }
+        for {set i 0} {$i < 50} {incr i} { r set e$i [string repeat y 100] px 1000 }
+        # (On a busy machine a few may expire before they move.)
+        set moved [r rock evict {*}[r keys e*]]
+        assert_morethan $moved 0
+        assert_equal $moved [r rock diskkeys]
+        wait_for_condition 200 50 { [r dbsize] == 0 } else { fail "keys did not expire" }
         assert_equal 0 [r rock diskkeys]
         assert_equal 0 [rock_field cold_keys]
     }

@@ -155,6 +155,9 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         rock_wait_blocked 1
         assert_equal hot-clean [r rock status k1]
         assert_equal 0 [r rock evict k1]
+        # Eviction under maxmemory passes it over too.
+        r config set maxmemory 1
+        r config set maxmemory 0
         assert_equal hot-clean [r rock status k1]
         assert_equal [list [string repeat a 500] [string repeat b 500]] [$rd read]
         $rd close
