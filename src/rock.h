@@ -201,6 +201,8 @@ void rockVoidRead(sds skey);
 void rockVoidReadsOfSid(uint32_t sid);
 void rockUnblockClient(client *c);
 void rockCommandProcessed(client *c);
+void rockCacheMaster(client *c);
+void rockMasterLinkLost(client *c);
 void rockFreeClient(client *c);
 void rockReadStart(void);
 void rockReadPause(void);

@@ -305,6 +305,29 @@ void rockFreeClient(client *c) {
     c->rock = NULL;
 }
 
+/* replicationCacheMaster(): the master link dropped while its client had a
+ * command to re-run after a disk read (unblocked, not yet re-run; a master
+ * still blocked is freed, not cached). The command goes with the discarded
+ * query buffer (PSYNC resends it: the applied offset does not include it),
+ * so it must not stay pending: processInputBuffer() would never parse the
+ * resurrected master's stream again. */
+void rockCacheMaster(client *c) {
+    c->flags &= ~CLIENT_PENDING_COMMAND;
+    if (c->rock == NULL) return;
+    rockUnpinAll(c);
+    rockLeaveQueues(c);
+    sdsfree(c->rock->failed_key);
+    c->rock->failed_key = NULL;
+}
+
+/* freeClient() of the master client, before it decides whether to cache it
+ * for a partial resync: a master blocked on anything is not cached (a full
+ * resync follows). A wait for a disk read is dropped instead, with the
+ * command, which PSYNC resends. */
+void rockMasterLinkLost(client *c) {
+    if ((c->flags & CLIENT_BLOCKED) && c->btype == BLOCKED_ROCK) unblockClient(c);
+}
+
 /* commandProcessed(): the client's command is over (run, or rejected when it
  * re-ran: -OOM, -BUSY, a redirect...); it no longer holds places. */
 void rockCommandProcessed(client *c) {
