@@ -3,6 +3,9 @@
 #   make                  build bin/redis-server and friends (patched Redis 7.0.15)
 #   make run              build, then run the server on ./redis.conf (rock enabled, data in ./data)
 #   make test             build, then run every test suite; ends with "N passed, N failed"
+#   make test-evict-all   the upstream suite with every value going to disk after every command
+#   make test-diff        differential test against stock 7.0.15 (SEED=, MODE=off|on|both)
+#   make test-diff-long   the same, longer: SEED=... N=... (commands per mode)
 #   make stock            build the pristine tarball, no patches, into bin/stock/
 #   make install PREFIX=  install like upstream (default /usr/local)
 #   make check-patches    check patches/ applies cleanly to a pristine tree
@@ -21,7 +24,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 BINS := redis-server redis-cli redis-benchmark redis-check-rdb redis-check-aof redis-sentinel
 
-.PHONY: all build run test test-bulk stock install check-patches refresh-patches clean clean-tree deps fetch tree
+.PHONY: all build run test test-bulk test-evict-all test-diff test-diff-long stock install check-patches refresh-patches clean clean-tree deps fetch tree
 
 all: build
 
@@ -51,6 +54,24 @@ test: build
 # requests) against maxmemory 256mb: ~10 minutes on 2 cores.
 test-bulk: build
 	@tests/bulk/run.sh
+
+# Issue 5: the whole upstream suite with every value going to disk after
+# every command (also part of `make test`).
+test-evict-all: build
+	@SUITES=upstream-evict-all tests/run.sh
+
+# Issue 5's differential test (tests/diff/): stock 7.0.15 and redis-rock with
+# a 2 MB maxmemory, rock-debug-evict-all off then on, driven by the same seeded
+# random command stream; every reply and DEBUG DIGEST compared, 200,000
+# commands per mode. A divergence prints the seed and a shrunk repro.
+# SEED=... (default 1), MODE=off|on|both (default both).
+test-diff: build stock
+	@tests/diff/run.sh --seed $(or $(SEED),1) $(if $(MODE),--mode $(MODE))
+
+# The same, longer: make test-diff-long SEED=42 N=2000000 (N commands per
+# mode, default 2,000,000; SEED defaults to a random one, printed).
+test-diff-long: build stock
+	@tests/diff/run.sh --seed $(or $(SEED),random) --commands $(or $(N),2000000) $(if $(MODE),--mode $(MODE))
 
 stock: fetch
 	@mkdir -p build; if [ ! -f $(STOCK_TREE)/src/Makefile ]; then \

@@ -9,8 +9,9 @@
 # other user it stops and names the packages to install.
 set -euo pipefail
 
-# Packages (tool or library -> Debian package).
-need=(gcc make pkg-config patch git tclsh:tcl python3 ps:procps
+# Packages (tool or library -> Debian package; py:MODULE:PACKAGE for a python3
+# module: ensurepip, which "python3 -m venv" needs for tests/diff/).
+need=(gcc make pkg-config patch git tclsh:tcl python3 py:ensurepip:python3-venv ps:procps
       lib:librocksdb-dev lib:liblz4-dev lib:libzstd-dev)
 [ "${1:-}" = bench ] && need+=(fio)
 
@@ -19,6 +20,8 @@ for item in "${need[@]}"; do
     case "$item" in
     lib:*) pkg=${item#lib:}
            dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg") ;;
+    py:*)  mod=${item#py:}; mod=${mod%%:*}; pkg=${item##*:}   # a python3 module (venv needs ensurepip)
+           python3 -c "import $mod" >/dev/null 2>&1 || missing+=("$pkg") ;;
     *:*)   tool=${item%%:*}; pkg=${item#*:}
            command -v "$tool" >/dev/null || missing+=("$pkg") ;;
     *)     command -v "$item" >/dev/null || missing+=("$item") ;;

@@ -391,6 +391,19 @@ eof:
  * rock hook (rockRdbSaveCold) takes the record from rock_fork.rec. */
 static int rockRdbColdWriter(void *ctx, redisDb *db, robj *key, const sds rec, long long expire) {
     rio *rdb = ctx;
+    if (!server.rdb_compression) {
+        /* The record keeps the LZF-compressed strings it was written with
+         * (rdbcompression yes at eviction time); `rdbcompression no` asks
+         * for plain ones: decode the value here and save it afresh. */
+        robj *o = rockDeserialize(rec, sdslen(rec), key->ptr, db->id);
+        if (o == NULL) {
+            serverLog(LL_WARNING, "rock: the record of cold key '%s' (db %d) is malformed", (char *)key->ptr, db->id);
+            return -1;
+        }
+        int ret = rdbSaveKeyValuePair(rdb, key, o, expire, db->id);
+        decrRefCount(o);
+        return ret == -1 ? -1 : 0;
+    }
     rock_fork.rec = rec;
     int ret = rdbSaveKeyValuePair(rdb, key, rock.cold[OBJ_STRING], expire, db->id);
     rock_fork.rec = NULL;

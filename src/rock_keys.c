@@ -343,10 +343,15 @@ void rockCallLeave(client *c, client *prev, long long dirty_before) {
     rock.executing_client = prev;
     rockCallFrame f = rock_frames[--rock_frames_depth];
     serverAssert(f.prev == prev);
-    /* A write command that changed the dataset may have modified a value
-     * without signalModifiedKey() (e.g. stream consumer group state): treat
-     * every key it names as modified. */
-    int modified = server.dirty != dirty_before && (c->cmd->flags & CMD_WRITE);
+    /* A write command may modify a value without signalModifiedKey() (stream
+     * consumer group state), and even without counting a change in
+     * server.dirty (PFADD that fails half-way on a corrupt HyperLogLog after
+     * updating registers; BITFIELD OVERFLOW FAIL that grew the string but set
+     * nothing): treat every key a write command names as modified, so a
+     * stale disk copy is never taken for the current value. Costs a rewrite
+     * of values a write left unchanged. */
+    UNUSED(dirty_before);
+    int modified = (c->cmd->flags & CMD_WRITE) != 0;
     if (rock.db && rock.debug_evict_all) {
         redisCommandProc *p = c->cmd->proc;
         if (p == debugCommand || p == moveCommand || p == copyCommand) rock.sweep_all = 1;

@@ -8,6 +8,13 @@
 #   upstream-rock-off  the upstream Tcl suite, rock-enabled no
 #   upstream-rock-on   the upstream Tcl suite, rock-enabled yes (idle tier)
 #   rock               the project's own Tcl tests (tests/unit/rock, tests/integration/rock)
+#   upstream-evict-all the upstream Tcl suite, rock-enabled yes with
+#                      rock-debug-evict-all yes and rock-min-value-size 0:
+#                      every value goes to disk after every command, so every
+#                      access pages it back (`make test-evict-all`)
+#   diff               tests/diff/run.sh: stock 7.0.15 and redis-rock (tiny
+#                      maxmemory, evict-all off then on) driven by the same
+#                      seeded random stream, every reply compared (`make test-diff`)
 #
 # The project's tests are copied into the build tree (build/redis/tests) and
 # run with the upstream `runtest`. Upstream tests that also fail on an
@@ -23,7 +30,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tree="$top/build/redis"
 logs="$top/build/test-logs"
 clients=${TEST_CLIENTS:-16}
-suites=${SUITES:-upstream-rock-off upstream-rock-on rock}
+suites=${SUITES:-upstream-rock-off upstream-rock-on rock upstream-evict-all diff}
 skipfile="$top/tests/upstream-known-failures.txt"
 
 [ -x "$tree/src/redis-server" ] || { echo "run.sh: build first (make)"; exit 1; }
@@ -42,6 +49,9 @@ skiplist_on="$logs/skiplist-rock-on.txt"
 names() { cat "$@" 2>/dev/null | grep -v '^[[:space:]]*\(#\|$\)' | sed 's/[[:space:]]*#.*$//'; }
 names "$skipfile" > "$skiplist" || true
 names "$skipfile" "$top/tests/upstream-rock-on-differences.txt" > "$skiplist_on" || true
+skiplist_ea="$logs/skiplist-evict-all.txt"
+names "$skipfile" "$top/tests/upstream-rock-on-differences.txt" \
+      "$top/tests/upstream-evict-all-differences.txt" > "$skiplist_ea" || true
 
 rock_tests() {
     local f args=()
@@ -119,6 +129,9 @@ for s in $suites; do
     case "$s" in
     upstream-rock-off) run_suite "$s" yes --skipfile "$skiplist" --config rock-enabled no ;;
     upstream-rock-on)  run_suite "$s" yes --skipfile "$skiplist_on" --config rock-enabled yes ;;
+    upstream-evict-all)
+        run_suite "$s" yes --skipfile "$skiplist_ea" --config rock-enabled yes \
+            --config rock-debug-evict-all yes --config rock-min-value-size 0 ;;
     rock)
         # unit/rock/modules.tcl loads the upstream test module datatype.so.
         make -C "$tree/tests/modules" datatype.so > "$logs/modules-build.log" 2>&1 \
@@ -129,6 +142,24 @@ for s in $suites; do
             || { echo "run.sh: make stock failed:"; tail -20 "$logs/stock-build.log"; }
         export ROCK_STOCK_SERVER="$top/bin/stock/redis-server"
         mapfile -t rt < <(rock_tests); run_suite "$s" no "${rt[@]}" ;;
+    diff)
+        make -C "$top" --no-print-directory stock > "$logs/stock-build.log" 2>&1 \
+            || { echo "run.sh: make stock failed:"; tail -20 "$logs/stock-build.log"; }
+        echo "=== diff: tests/diff/run.sh --seed ${DIFF_SEED:-1}"
+        start=$(date +%s)
+        "$top/tests/diff/run.sh" --seed "${DIFF_SEED:-1}" > "$logs/diff.log" 2>&1
+        rc=$?
+        end=$(date +%s)
+        grep '^diff: mode' "$logs/diff.log"
+        # One "test" per mode: "diff: N passed, N failed".
+        ok=$(sed -n 's/^diff: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$logs/diff.log" | tail -1)
+        err=$(sed -n 's/^diff: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$logs/diff.log" | tail -1)
+        ok=${ok:-0}; err=${err:-0}
+        if [ "$rc" -ne 0 ] && [ "$err" -eq 0 ]; then err=1; fi
+        [ "$rc" -eq 0 ] || { echo "--- diff exited with status $rc; last lines of $logs/diff.log:"; tail -40 "$logs/diff.log"; }
+        summary+=("$(printf '%-20s %5d passed, %d failed, %d skipped (%ds)' diff "$ok" "$err" 0 $((end - start)))")
+        total_ok=$((total_ok + ok))
+        total_err=$((total_err + err)) ;;
     *) echo "run.sh: unknown suite '$s'"; total_err=$((total_err + 1)) ;;
     esac
 done
