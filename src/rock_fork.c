@@ -318,11 +318,28 @@ static int rockChildIsCold(redisDb *db, sds key) {
 
 /* Write every cold key of database `dbid`, once each: from the pending
  * buffer when its value is there, else from the stream. */
+/* Every 1,024 keys, at most once a second, tell the parent how far the save
+ * is (INFO's current_save_keys_processed), as rdbSaveDb() does for the keys
+ * of its dict walk. Writing to the child-info pipe is also how a child finds
+ * out that its parent is gone: sendChildInfo() then exits. */
+static void rockChildProgress(int dbid, long long written, long long want, char *pname) {
+    static long long last;
+    if ((written & 1023) != 0) return;
+    long long now = mstime();
+    if (now - last < 1000) return;
+    last = now;
+    size_t keys = 0;
+    for (int j = 0; j < dbid; j++) keys += dictSize(server.db[j].dict);
+    keys += dictSize(server.db[dbid].dict) - want + written;
+    sendChildInfo(CHILD_INFO_TYPE_CURRENT_INFO, keys, pname);
+}
+
 static int rockChildColdDb(int dbid, rockColdWriter *writer, void *ctx) {
     if (rock_fork.child_fd == -1) return 0; /* no stream: rock off, or nothing cold */
     redisDb *db = server.db + dbid;
     long long want = rock.dbs[dbid].cold, written = 0;
     if (want == 0) return 0;
+    char *pname = server.in_fork_child == CHILD_TYPE_AOF ? "AOF rewrite" : "RDB";
 
     /* The stream's section for this database. */
     for (;;) {
@@ -348,6 +365,7 @@ static int rockChildColdDb(int dbid, rockColdWriter *writer, void *ctx) {
                 initStaticStringObject(keyobj, key);
                 ret = writer(ctx, db, &keyobj, rec, getExpire(db, &keyobj));
                 written++;
+                rockChildProgress(dbid, written, want, pname);
             }
         }
         sdsfree(key);

@@ -480,6 +480,11 @@ static void rockReadCompletions(aeEventLoop *el, int fd, void *privdata, int mas
         rockCompleteJob(job);
     }
     listRelease(done);
+    /* During an async load (repl-diskless-load swapdb) clients are served
+     * from processEventsWhileBlocked(), whose beforeSleep() does not re-run
+     * unblocked clients: do it here, or a client reading the old dataset
+     * would wait for the load to end and then read the new one. */
+    if (server.async_loading) processUnblockedClients();
 }
 
 /* ---------------------------------------------------------------------------

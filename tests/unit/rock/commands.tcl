@@ -38,7 +38,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         # BLMOVE pages dst in (the client waits for the disk), then blocks
         # on the empty source.
         wait_for_condition 100 20 {
-            [r rock status dst] eq "hot-clean" && [s blocked_clients] == 1
+            [r rock status dst] ne "cold" && [s blocked_clients] == 1
         } else {
             fail "BLMOVE did not block on its source"
         }
@@ -218,14 +218,17 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
                 incr i
             }
             assert_range [r pttl s] 1 100000
-            # MIGRATE COPY reads the source and keeps it (unchanged: its
-            # disk copy stays valid).
+            # MIGRATE COPY reads the source and keeps it. (MIGRATE is a write
+            # command: every key a write command names counts as modified,
+            # so the source's disk copy is dropped, to be written again.)
             $src set c $big
             $src rock evict c
             assert_equal OK [$src migrate $dhost $dport c 9 5000 copy]
             assert_equal $big [r get c]
-            assert_equal hot-clean [$src rock status c]
-            assert_equal 1 [$src rock diskkeys]
+            assert_equal hot [$src rock status c]
+            assert_equal 0 [$src rock diskkeys]
+            assert_equal $big [$src get c]
+            assert_equal 1 [$src rock evict c]
             assert_equal $big [$src get c]
         }
     }
