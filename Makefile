@@ -56,7 +56,7 @@ test-bulk: build
 	@tests/bulk/run.sh
 
 # Issue 5: the whole upstream suite with every value going to disk after
-# every command (also part of `make test`).
+# every command (not in `make test` for now: run time not settled).
 test-evict-all: build
 	@SUITES=upstream-evict-all tests/run.sh
 

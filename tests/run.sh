@@ -30,7 +30,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tree="$top/build/redis"
 logs="$top/build/test-logs"
 clients=${TEST_CLIENTS:-16}
-suites=${SUITES:-upstream-rock-off upstream-rock-on rock upstream-evict-all diff}
+suites=${SUITES:-upstream-rock-off upstream-rock-on rock diff}
 skipfile="$top/tests/upstream-known-failures.txt"
 
 [ -x "$tree/src/redis-server" ] || { echo "run.sh: build first (make)"; exit 1; }
