@@ -181,16 +181,6 @@ static sds rockLockKey(redisDb *db, sds key) {
     return lk;
 }
 
-static int rockStandsIn(client *c, sds lk) {
-    if (c->rock == NULL) return 0;
-    listIter li;
-    listNode *ln;
-    listRewind(c->rock->places, &li);
-    while ((ln = listNext(&li)) != NULL)
-        if (sdscmp(listNodeValue(ln), lk) == 0) return 1;
-    return 0;
-}
-
 /* Is another client ahead of `c` on this key? (Anyone in the queue, when `c`
  * is not in it yet: it would go to the end.) */
 static int rockSomeoneAhead(client *c, sds lk) {
@@ -199,9 +189,8 @@ static int rockSomeoneAhead(client *c, sds lk) {
     return q && listLength(q) && listNodeValue(listFirst(q)) != c;
 }
 
-/* Take a place at the end of the key's queue, unless `c` has one. */
+/* Take a place at the end of the key's queue. */
 static void rockTakePlace(client *c, sds lk) {
-    if (rockStandsIn(c, lk)) return;
     list *q = dictFetchValue(rock_io.queues, lk);
     if (q == NULL) {
         q = listCreate();
@@ -694,11 +683,14 @@ int rockPrepareCommand(client *c) {
         return C_OK;
     }
     /* Waits: hold a place on each of its keys, so that later commands on
-     * them wait behind it. */
-    listIter li;
-    listNode *ln;
-    listRewind(locks, &li);
-    while ((ln = listNext(&li)) != NULL) rockTakePlace(c, listNodeValue(ln));
+     * them wait behind it. On a re-run that waits again it holds them all
+     * already (same command, same keys): no O(keys^2) membership check. */
+    if (c->rock == NULL || listLength(c->rock->places) == 0) {
+        listIter li;
+        listNode *ln;
+        listRewind(locks, &li);
+        while ((ln = listNext(&li)) != NULL) rockTakePlace(c, listNodeValue(ln));
+    }
     listRelease(locks);
     c->bpop.timeout = 0;
     blockClient(c, BLOCKED_ROCK);
