@@ -21,7 +21,9 @@
  *     naming one of those keys waits behind it, even if it needs no value
  *     (DEL, SET, a push that would serve a blocked pop). So commands on a
  *     key run in the order they arrived, as on a stock server, and a read
- *     in flight is never overtaken.
+ *     in flight is never overtaken. FLUSHALL, FLUSHDB and SWAPDB, which
+ *     change keys they don't name, wait behind every client waiting when
+ *     they arrive, and data commands arriving after them wait behind them.
  * A value that can't be read fails the command with an error before it runs:
  * never a wrong answer. */
 
@@ -179,6 +181,28 @@ static sds rockLockKey(redisDb *db, sds key) {
     memcpy(lk, &id, 4);
     memcpy(lk + 4, key, sdslen(key));
     return lk;
+}
+
+/* The queue of whole-dataset commands (FLUSHALL, FLUSHDB, SWAPDB) that wait
+ * behind every client waiting when they arrived, and of the data commands
+ * that arrived after one of them: db id UINT32_MAX, no key name. */
+static sds rockBarrierKey(void) {
+    sds lk = sdsnewlen(NULL, 4);
+    uint32_t id = UINT32_MAX;
+    memcpy(lk, &id, 4);
+    return lk;
+}
+
+/* A command that changes every key of a db without naming any. */
+static int rockIsBarrierCommand(struct redisCommand *cmd) {
+    return cmd->proc == flushallCommand || cmd->proc == flushdbCommand || cmd->proc == swapdbCommand;
+}
+
+/* A command whose result depends on the dataset: it must not overtake a
+ * waiting whole-dataset command. (Connection and server commands, INFO,
+ * PING, CLIENT..., need not wait.) */
+static int rockIsDataCommand(struct redisCommand *cmd) {
+    return (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE)) || cmd->proc == execCommand;
 }
 
 /* Is another client ahead of `c` on this key? (Anyone in the queue, when `c`
@@ -642,6 +666,7 @@ int rockPrepareCommand(client *c) {
     }
 
     int queued = 0, behind = 0;
+    int barrier = rockIsBarrierCommand(c->cmd);
     list *locks = listCreate();
     listSetFreeMethod(locks, (void (*)(void *))sdsfree);
     if (is_exec) {
@@ -657,6 +682,7 @@ int rockPrepareCommand(client *c) {
                         db = server.db + id;
                     continue;
                 }
+                if (rockIsBarrierCommand(mc->cmd)) barrier = 1;
                 queued += rockPrepareOne(c, db, mc->cmd, mc->argv, mc->argc, locks, &behind);
             }
             /* EXEC's outcome depends on its WATCHed keys too: a later write
@@ -675,6 +701,38 @@ int rockPrepareCommand(client *c) {
         queued = rockPrepareOne(c, c->db, c->cmd, c->argv, c->argc, locks, &behind);
     }
 
+    int holding = c->rock && listLength(c->rock->places);
+    if (holding) {
+        /* A re-run: it keeps the places it took when it first waited (same
+         * command, same keys). Queues made since then belong to commands
+         * that arrived after it: they don't count. */
+        behind = !rockFirstEverywhere(c);
+    } else if (dictSize(rock_io.queues)) {
+        if (barrier) {
+            /* FLUSHALL, FLUSHDB, SWAPDB: they change keys they don't name,
+             * so they wait behind every client waiting now (a place at the
+             * end of each queue), and every data command arriving after them
+             * waits behind them (the barrier queue). */
+            sds bk = rockBarrierKey();
+            dictIterator *di = dictGetIterator(rock_io.queues);
+            dictEntry *de;
+            while ((de = dictNext(di)) != NULL) {
+                if (sdscmp(dictGetKey(de), bk) != 0) listAddNodeTail(locks, sdsdup(dictGetKey(de)));
+            }
+            dictReleaseIterator(di);
+            listAddNodeTail(locks, bk);
+            behind = 1;
+        } else if (rockIsDataCommand(c->cmd)) {
+            sds bk = rockBarrierKey();
+            if (dictFind(rock_io.queues, bk)) {
+                behind = 1;
+                listAddNodeTail(locks, bk);
+            } else {
+                sdsfree(bk);
+            }
+        }
+    }
+
     if (queued == 0 && !behind) {
         /* Runs now: make way for whoever waits behind it. */
         listRelease(locks);
@@ -685,7 +743,7 @@ int rockPrepareCommand(client *c) {
     /* Waits: hold a place on each of its keys, so that later commands on
      * them wait behind it. On a re-run that waits again it holds them all
      * already (same command, same keys): no O(keys^2) membership check. */
-    if (c->rock == NULL || listLength(c->rock->places) == 0) {
+    if (!holding) {
         listIter li;
         listNode *ln;
         listRewind(locks, &li);

@@ -213,7 +213,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set rock-debug-read-delay 0
     }
 
-    test {FLUSHALL, FLUSHDB and their ASYNC forms while reads are in flight} {
+    test {FLUSHALL, FLUSHDB and their ASYNC forms wait behind the reads in flight} {
         foreach flush {{flushall} {flushall async} {flushdb} {flushdb async}} {
             r flushall
             r set k $val
@@ -225,9 +225,12 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
             $rd1 get k
             $rd2 lrange l 0 -1
             rock_wait_blocked 2
+            # As on a stock server, the commands that arrived first see the
+            # keys; the flush runs after them.
             r {*}$flush
-            assert_equal {} [$rd1 read]
-            assert_equal {} [$rd2 read]
+            assert_equal $val [$rd1 read]
+            assert_equal {a b c} [$rd2 read]
+            assert_equal 0 [r dbsize]
             $rd1 close
             $rd2 close
             r config set rock-debug-read-delay 0
@@ -235,7 +238,35 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         }
     }
 
-    test {SWAPDB while a read is in flight: the command runs against the swapped db} {
+    test {A data command arriving after a waiting FLUSHALL waits behind it; PING does not} {
+        r flushall
+        r set k $val
+        r set other v
+        r rock evict k
+        r config set rock-debug-read-delay 500
+        set rd1 [redis_deferring_client]
+        set rd2 [redis_deferring_client]
+        set rd3 [redis_deferring_client]
+        $rd1 get k
+        rock_wait_blocked 1
+        $rd2 flushall
+        rock_wait_blocked 2
+        # A key nobody waits for, named after the FLUSHALL: it must not be
+        # read before the flush.
+        $rd3 get other
+        rock_wait_blocked 3
+        # Not a data command: answered at once, the read still in flight.
+        assert_equal PONG [r ping]
+        assert_equal 3 [rock_field waiting_clients]
+        assert_equal $val [$rd1 read]
+        assert_equal OK [$rd2 read]
+        assert_equal {} [$rd3 read]
+        assert_equal 0 [rock_field waiting_clients]
+        foreach c [list $rd1 $rd2 $rd3] { $c close }
+        r config set rock-debug-read-delay 0
+    }
+
+    test {SWAPDB waits behind a read in flight: the GET sees the db as it was} {
         r flushall
         r select 9
         r set k $val
@@ -248,8 +279,10 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         set rd [redis_deferring_client]
         $rd get k
         rock_wait_blocked 1
+        # The GET arrived first: it reads db 9 as it was before the swap.
         r swapdb 8 9
-        assert_equal other-db-value [$rd read]
+        assert_equal $val [$rd read]
+        assert_equal other-db-value [r get k]
         r select 8
         assert_equal $val [r get k]
         r select 9
