@@ -186,7 +186,9 @@ int rockDiskHasRoom(void);
 void rockDiskCheck(void);
 
 /* rock_evict.c: moving values out under maxmemory. */
+#define ROCK_EVICTIONS_RUNNING 2 /* rockPerformEvictions(): out of time, making progress */
 int rockPerformEvictions(void);
+void rockEvictAfterWrites(void);
 void rockTouched(redisDb *db, sds key);
 void rockEvictNoteModified(redisDb *db, robj *key);
 void rockEvictNoteHot(redisDb *db, sds key);

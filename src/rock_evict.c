@@ -234,15 +234,28 @@ static long long rockPendingLimit(void) {
     return limit;
 }
 
-/* Returns C_OK when memory is under maxmemory, will be once the writer has
- * committed what is pending, or when it made progress and ran out of its
- * time budget (the next command continues); C_ERR when not enough could be
- * moved, so that upstream's policy decides.
+/* Returns C_OK when memory is under maxmemory or will be once the writer
+ * has committed what is pending; ROCK_EVICTIONS_RUNNING when it made
+ * progress and ran out of its time budget (performEvictions() then answers
+ * EVICT_RUNNING and upstream's eviction timer goes on between commands, so
+ * an idle server, after CONFIG SET maxmemory, keeps moving values); C_ERR
+ * when not enough could be moved, so that upstream's policy decides.
  *
  * Values handed to the writer are still in RAM (as records in the pending
  * buffer) until committed, so they count as freed already: eviction does
  * not run ahead of the writer. When the buffer is full and memory is well
  * over the limit, the event loop waits for the writer (back-pressure). */
+/* Set when eviction stopped because the writer was behind: once it has
+ * committed a batch, eviction resumes by itself (rockEvictAfterWrites()),
+ * not only at the next command, so an idle server gets under maxmemory. */
+static int rock_evict_after_writes = 0;
+
+void rockEvictAfterWrites(void) {
+    if (!rock_evict_after_writes) return;
+    rock_evict_after_writes = 0;
+    if (server.maxmemory && zmalloc_used_memory() > server.maxmemory) startEvictionTimeProc();
+}
+
 int rockPerformEvictions(void) {
     size_t tofree;
     if (!rock.db || rock.write_error || !rockDiskHasRoom()) return C_ERR;
@@ -262,7 +275,10 @@ int rockPerformEvictions(void) {
         if (rockPendingBytes() >= limit) {
             /* The writer is behind. Let commands run while the overshoot
              * is small; beyond that, wait for it. */
-            if (need - freed <= limit) return C_OK;
+            if (need - freed <= limit) {
+                rock_evict_after_writes = 1;
+                return C_OK;
+            }
             if (!rockWriteWaitOne() || rock.write_error) break;
             continue;
         }
@@ -325,8 +341,8 @@ int rockPerformEvictions(void) {
      * move: the policy. */
     if (rounds < ROCK_EVICT_SAMPLE_ROUNDS) rock_struggling = 0;
     if (freed >= need) return C_OK;
-    if (timed_out && moved) return C_OK;
-    if (timed_out && scanning && need - freed <= limit) return C_OK;
+    if (timed_out && moved) return ROCK_EVICTIONS_RUNNING;
+    if (timed_out && scanning && need - freed <= limit) return ROCK_EVICTIONS_RUNNING;
     return C_ERR;
 }
 

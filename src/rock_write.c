@@ -402,6 +402,7 @@ static void rockWriteCompletions(aeEventLoop *el, int fd, void *privdata, int ma
     char buf[64];
     while (read(fd, buf, sizeof(buf)) > 0);
     rockWriteCompletionsApply();
+    rockEvictAfterWrites();
 }
 
 /* Wait (blocking the event loop) until every queued write is committed, or

@@ -143,3 +143,24 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         assert_equal 20000 [llength [r keys k:*]]
     }
 }
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    test {maxmemory with rock: after CONFIG SET maxmemory an idle server keeps moving values until it is under} {
+        # Each command gives eviction 2 ms; moving ~50 MB takes far more.
+        # Upstream's eviction timer carries on between commands: here no
+        # command at all is sent for a second, then only a few.
+        r debug populate 60000 k 1000
+        set limit [expr {[s used_memory] - 50*1024*1024}]
+        r config set maxmemory $limit
+        after 1000 ;# the idle period under test, not a wait for a condition
+        # INFO's own reply counts in the used_memory it reports: allow it.
+        wait_for_condition 10 100 {
+            [s used_memory] <= $limit + 100000
+        } else {
+            fail "used_memory [s used_memory] still over $limit: eviction stopped between commands"
+        }
+        assert {[dict get [r rock report] cold_keys] > 40000}
+        assert_equal 60000 [r dbsize]
+        assert_equal 0 [s evicted_keys]
+    }
+}
