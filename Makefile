@@ -7,6 +7,13 @@
 #   make test-diff        differential test against stock 7.0.15 (SEED=, MODE=off|on|both)
 #   make test-diff-long   the same, longer: SEED=... N=... (commands per mode)
 #   make stock            build the pristine tarball, no patches, into bin/stock/
+#   make metric           build the Java load harness: metric/target/redis-rock-metric.jar
+#   make metric-smoke     tiny mode1/mode2 runs against stock and redis-rock
+#   make bench            every benchmark against stock 7.0.15 (bench/), then
+#                         build/bench/results/summary.md (hours: see bench/README.md)
+#   make bench-fio bench-1 .. bench-6   one benchmark (results in build/bench/results/)
+#   make bench-plots      gnuplot PNGs from bench 2's results
+#   make bench-smoke      every benchmark in smoke mode; ends with "bench: N passed, N failed"
 #   make install PREFIX=  install like upstream (default /usr/local)
 #   make check-patches    check patches/ applies cleanly to a pristine tree
 #   make refresh-patches  regenerate patches/ from the commits in build/redis
@@ -24,7 +31,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 BINS := redis-server redis-cli redis-benchmark redis-check-rdb redis-check-aof redis-sentinel
 
-.PHONY: all build run test test-bulk test-evict-all test-diff test-diff-long stock install check-patches refresh-patches clean clean-tree deps fetch tree
+.PHONY: all build run test test-bulk test-evict-all test-diff test-diff-long stock metric metric-smoke bench bench-deps bench-fio bench-1 bench-2 bench-3 bench-4 bench-5 bench-6 bench-plots bench-smoke install check-patches refresh-patches clean clean-tree deps fetch tree
 
 all: build
 
@@ -81,6 +88,57 @@ stock: fetch
 	@mkdir -p bin/stock
 	@for b in $(BINS); do install -C -m 755 $(STOCK_TREE)/src/$$b bin/stock/$$b; done
 	@echo "stock Redis $(REDIS_VERSION) built: bin/stock/redis-server"
+
+# Issue 6's load harness (metric/README.md): one runnable jar, built with
+# Maven (Jedis and HdrHistogram from Maven Central; its unit tests run too).
+metric:
+	@deps/install-deps.sh metric
+	@mkdir -p metric/target
+	@mvn -q -B -f metric/pom.xml package >metric/target/build.log 2>&1 || { tail -60 metric/target/build.log; echo "metric build failed, full log in metric/target/build.log"; exit 1; }
+	@echo "metric built: metric/target/redis-rock-metric.jar"
+
+# The harness's smoke test (also a suite of `make test`): tiny mode1 and
+# mode2 runs against stock and redis-rock, validation shown to catch errors.
+metric-smoke: build stock metric
+	@tests/metric/smoke.sh
+
+# Issue 6's benchmarks (bench/README.md): stock 7.0.15 and redis-rock side by
+# side, results in build/bench/results/. REDIS_BIN_DIR= / STOCK_BIN_DIR= run
+# other binaries; QUICK=1 shrinks every size.
+bench-deps:
+	@deps/install-deps.sh bench
+
+bench: build stock metric bench-deps
+	@bench/run-all.sh
+
+bench-fio: bench-deps
+	@bench/fio.sh
+
+bench-1: build stock
+	@bench/1-benchmark.sh
+
+bench-2: build stock metric
+	@bench/2-mode1.sh
+
+bench-3: build stock metric
+	@bench/3-mode2.sh
+
+bench-4: build stock
+	@bench/4-phases.sh
+
+bench-5: build stock
+	@bench/5-bulk.sh
+
+bench-6: build stock
+	@bench/6-compression.sh
+
+bench-plots: bench-deps
+	@bench/plots.sh
+
+# Every bench script in smoke mode (tiny sizes, about 3 minutes, no
+# performance thresholds), results in build/bench/smoke/.
+bench-smoke: build stock metric bench-deps
+	@bench/smoke.sh
 
 install: build
 	$(MAKE) -C $(TREE)/src install PREFIX=$(PREFIX)

@@ -3,7 +3,8 @@
 # tests with are installed.
 #
 #   deps/install-deps.sh          build and test packages
-#   deps/install-deps.sh bench    also what the benchmarks need
+#   deps/install-deps.sh metric   also what the Java load harness (metric/) needs
+#   deps/install-deps.sh bench    also what the benchmarks need (metric's included)
 #
 # As root it installs what is missing with a non-interactive apt-get; as any
 # other user it stops and names the packages to install.
@@ -13,7 +14,11 @@ set -euo pipefail
 # module: ensurepip, which "python3 -m venv" needs for tests/diff/).
 need=(gcc make pkg-config patch git tclsh:tcl python3 py:ensurepip:python3-venv ps:procps
       lib:librocksdb-dev lib:liblz4-dev lib:libzstd-dev)
-[ "${1:-}" = bench ] && need+=(fio)
+metric=(mvn:maven java:openjdk-17-jdk-headless javac:openjdk-17-jdk-headless)
+case "${1:-}" in
+metric) need+=("${metric[@]}") ;;
+bench)  need+=(fio gnuplot:gnuplot-nox "${metric[@]}") ;;
+esac
 
 missing=()
 for item in "${need[@]}"; do

@@ -12,9 +12,16 @@
 #                      rock-debug-evict-all yes and rock-min-value-size 0:
 #                      every value goes to disk after every command, so every
 #                      access pages it back (`make test-evict-all`)
+#   evict-all-subset   the same mode on a subset of units chosen to cover
+#                      every type and path (see evict_all_subset below)
 #   diff               tests/diff/run.sh: stock 7.0.15 and redis-rock (tiny
 #                      maxmemory, evict-all off then on) driven by the same
 #                      seeded random stream, every reply compared (`make test-diff`)
+#   metric             tests/metric/smoke.sh: the Java harness (mode1, mode2)
+#                      against stock and redis-rock, tiny sizes
+#   bench              bench/smoke.sh: every benchmark script in smoke mode
+#                      (no performance threshold: they must run and produce
+#                      their stock and redis-rock rows)
 #
 # The project's tests are copied into the build tree (build/redis/tests) and
 # run with the upstream `runtest`. Upstream tests that also fail on an
@@ -30,7 +37,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tree="$top/build/redis"
 logs="$top/build/test-logs"
 clients=${TEST_CLIENTS:-16}
-suites=${SUITES:-upstream-rock-off upstream-rock-on rock diff}
+suites=${SUITES:-upstream-rock-off upstream-rock-on rock evict-all-subset diff metric bench}
 skipfile="$top/tests/upstream-known-failures.txt"
 
 [ -x "$tree/src/redis-server" ] || { echo "run.sh: build first (make)"; exit 1; }
@@ -61,6 +68,25 @@ rock_tests() {
         args+=(--single "${f%.tcl}")
     done
     printf '%s\n' "${args[@]}"
+}
+
+# The evict-all units `make test` runs (the whole suite takes `make
+# test-evict-all`): every data type, expiry, transactions, scripts and
+# functions, sort, scan, keyspace commands, tracking, persistence (RDB, AOF,
+# multi-part AOF) and replication (blocking commands, PSYNC after a link
+# drop). Left to the full run: maxmemory, dump/restore/migrate, the long
+# replication units and the memory-figure units.
+evict_all_subset() {
+    local u
+    for u in unit/type/string unit/type/incr unit/type/list unit/type/list-2 unit/type/list-3 \
+             unit/type/hash unit/type/set unit/type/zset unit/type/stream unit/type/stream-cgroups \
+             unit/hyperloglog unit/bitops unit/bitfield unit/geo unit/expire unit/multi \
+             unit/scripting unit/functions unit/sort unit/scan unit/keyspace unit/other \
+             unit/tracking unit/info unit/introspection-2 \
+             integration/rdb integration/aof integration/aof-multi-part \
+             integration/replication-4 integration/block-repl integration/psync2-reg; do
+        printf '%s\n' --single "$u"
+    done
 }
 
 total_ok=0 total_err=0 total_skip=0
@@ -125,6 +151,32 @@ run_suite() {
     total_skip=$((total_skip + skip))
 }
 
+need_stock() {
+    make -C "$top" --no-print-directory stock > "$logs/stock-build.log" 2>&1 \
+        || { echo "run.sh: make stock failed:"; tail -20 "$logs/stock-build.log"; }
+}
+
+# A suite that is one script ending with "NAME: N passed, N failed":
+# script_suite NAME GREP-PATTERN-OF-LINES-TO-SHOW COMMAND...
+script_suite() {
+    local name=$1 show=$2; shift 2
+    local log="$logs/$name.log" start end rc ok err
+    echo "=== $name: $*"
+    start=$(date +%s)
+    "$@" > "$log" 2>&1
+    rc=$?
+    end=$(date +%s)
+    grep "$show" "$log"
+    ok=$(sed -n "s/^$name: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p" "$log" | tail -1)
+    err=$(sed -n "s/^$name: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p" "$log" | tail -1)
+    ok=${ok:-0}; err=${err:-0}
+    if [ "$rc" -ne 0 ] && [ "$err" -eq 0 ]; then err=1; fi
+    [ "$rc" -eq 0 ] || { echo "--- $name exited with status $rc; last lines of $log:"; tail -40 "$log"; }
+    summary+=("$(printf '%-20s %5d passed, %d failed, %d skipped (%ds)' "$name" "$ok" "$err" 0 $((end - start)))")
+    total_ok=$((total_ok + ok))
+    total_err=$((total_err + err))
+}
+
 for s in $suites; do
     case "$s" in
     upstream-rock-off) run_suite "$s" yes --skipfile "$skiplist" --config rock-enabled no ;;
@@ -132,34 +184,28 @@ for s in $suites; do
     upstream-evict-all)
         run_suite "$s" yes --skipfile "$skiplist_ea" --config rock-enabled yes \
             --config rock-debug-evict-all yes --config rock-min-value-size 0 ;;
+    evict-all-subset)
+        mapfile -t sub < <(evict_all_subset)
+        run_suite "$s" yes --skipfile "$skiplist_ea" --config rock-enabled yes \
+            --config rock-debug-evict-all yes --config rock-min-value-size 0 "${sub[@]}" ;;
     rock)
         # unit/rock/modules.tcl loads the upstream test module datatype.so.
         make -C "$tree/tests/modules" datatype.so > "$logs/modules-build.log" 2>&1 \
             || { echo "run.sh: building tests/modules/datatype.so failed:"; tail -20 "$logs/modules-build.log"; }
         # integration/rock/stock-replica.tcl replicates to a stock 7.0.15
         # built from the same tarball without our patches.
-        make -C "$top" --no-print-directory stock > "$logs/stock-build.log" 2>&1 \
-            || { echo "run.sh: make stock failed:"; tail -20 "$logs/stock-build.log"; }
+        need_stock
         export ROCK_STOCK_SERVER="$top/bin/stock/redis-server"
         mapfile -t rt < <(rock_tests); run_suite "$s" no "${rt[@]}" ;;
     diff)
-        make -C "$top" --no-print-directory stock > "$logs/stock-build.log" 2>&1 \
-            || { echo "run.sh: make stock failed:"; tail -20 "$logs/stock-build.log"; }
-        echo "=== diff: tests/diff/run.sh --seed ${DIFF_SEED:-1}"
-        start=$(date +%s)
-        "$top/tests/diff/run.sh" --seed "${DIFF_SEED:-1}" > "$logs/diff.log" 2>&1
-        rc=$?
-        end=$(date +%s)
-        grep '^diff: mode' "$logs/diff.log"
-        # One "test" per mode: "diff: N passed, N failed".
-        ok=$(sed -n 's/^diff: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$logs/diff.log" | tail -1)
-        err=$(sed -n 's/^diff: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$logs/diff.log" | tail -1)
-        ok=${ok:-0}; err=${err:-0}
-        if [ "$rc" -ne 0 ] && [ "$err" -eq 0 ]; then err=1; fi
-        [ "$rc" -eq 0 ] || { echo "--- diff exited with status $rc; last lines of $logs/diff.log:"; tail -40 "$logs/diff.log"; }
-        summary+=("$(printf '%-20s %5d passed, %d failed, %d skipped (%ds)' diff "$ok" "$err" 0 $((end - start)))")
-        total_ok=$((total_ok + ok))
-        total_err=$((total_err + err)) ;;
+        need_stock
+        script_suite diff '^diff: mode' "$top/tests/diff/run.sh" --seed "${DIFF_SEED:-1}" ;;
+    metric)
+        need_stock
+        script_suite metric '^\(ok\|FAIL\) ' make -C "$top" --no-print-directory -s metric-smoke ;;
+    bench)
+        need_stock
+        script_suite bench '^\(ok\|FAIL\) ' make -C "$top" --no-print-directory -s bench-smoke ;;
     *) echo "run.sh: unknown suite '$s'"; total_err=$((total_err + 1)) ;;
     esac
 done
