@@ -54,7 +54,7 @@ bench_cleanup() {
 
 # Markdown lines with the machine facts (top of every report).
 machine_facts() {
-    local dir=${1:-$BENCH_DIR} src fs rota model commit dirty
+    local dir=${1:-$BENCH_DIR} src fs rota model commit dirty=""
     src=$(findmnt -no SOURCE -T "$dir" 2>/dev/null | head -1)
     fs=$(findmnt -no FSTYPE -T "$dir" 2>/dev/null | head -1)
     rota=$(lsblk -dno ROTA "$src" 2>/dev/null | head -1 | tr -d ' ')
