@@ -187,10 +187,12 @@ static sds rockLockKey(redisDb *db, sds key) {
  * behind every client waiting when they arrived, and of the data commands
  * that arrived after one of them: db id UINT32_MAX, no key name. */
 static sds rockBarrierKey(void) {
-    sds lk = sdsnewlen(NULL, 4);
-    uint32_t id = UINT32_MAX;
-    memcpy(lk, &id, 4);
-    return lk;
+    static sds bk = NULL; /* built once: looked up by every data command while anyone waits */
+    if (bk == NULL) {
+        uint32_t id = UINT32_MAX;
+        bk = sdsnewlen(&id, 4);
+    }
+    return bk;
 }
 
 /* A command that changes every key of a db without naming any. */
@@ -720,16 +722,11 @@ int rockPrepareCommand(client *c) {
                 if (sdscmp(dictGetKey(de), bk) != 0) listAddNodeTail(locks, sdsdup(dictGetKey(de)));
             }
             dictReleaseIterator(di);
-            listAddNodeTail(locks, bk);
+            listAddNodeTail(locks, sdsdup(bk));
             behind = 1;
-        } else if (rockIsDataCommand(c->cmd)) {
-            sds bk = rockBarrierKey();
-            if (dictFind(rock_io.queues, bk)) {
-                behind = 1;
-                listAddNodeTail(locks, bk);
-            } else {
-                sdsfree(bk);
-            }
+        } else if (rockIsDataCommand(c->cmd) && dictFind(rock_io.queues, rockBarrierKey())) {
+            behind = 1;
+            listAddNodeTail(locks, sdsdup(rockBarrierKey()));
         }
     }
 
