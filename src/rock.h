@@ -139,12 +139,13 @@ void rockPutSid(unsigned char *p, uint32_t sid);
 uint32_t rockGetSid(const unsigned char *p);
 sds rockStorageKey(int dbid, const sds key);
 sds rockSerialize(robj *key, robj *val, int dbid);
-robj *rockDeserialize(const char *rec, size_t len, sds key, int dbid);
+robj *rockDeserialize(sds rec, sds key, int dbid);
 int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen);
+unsigned int rockRecordLru(const char *rec);
 void rockDbDeleteSid(uint32_t sid);
 sds rockDbGet(const sds skey, int *found);
 sds rockReadRecord(int dbid, sds key, int *from_pending);
-ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid);
+ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu);
 
 /* rock_keys.c: values moving, and the keyspace hooks. */
 int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key);

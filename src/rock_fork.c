@@ -413,7 +413,7 @@ static int rockRdbColdWriter(void *ctx, redisDb *db, robj *key, const sds rec, l
         /* The record keeps the LZF-compressed strings it was written with
          * (rdbcompression yes at eviction time); `rdbcompression no` asks
          * for plain ones: decode the value here and save it afresh. */
-        robj *o = rockDeserialize(rec, sdslen(rec), key->ptr, db->id);
+        robj *o = rockDeserialize(rec, key->ptr, db->id);
         if (o == NULL) {
             serverLog(LL_WARNING, "rock: the record of cold key '%s' (db %d) is malformed", (char *)key->ptr, db->id);
             return -1;
@@ -445,7 +445,7 @@ sds rockForkCurrentRecord(void) {
  * does for a value in RAM. */
 static int rockAofColdWriter(void *ctx, redisDb *db, robj *key, const sds rec, long long expire) {
     rio *aof = ctx;
-    robj *o = rockDeserialize(rec, sdslen(rec), key->ptr, db->id);
+    robj *o = rockDeserialize(rec, key->ptr, db->id);
     if (o == NULL) {
         serverLog(LL_WARNING, "rock: the record of cold key '%s' (db %d) is malformed", (char *)key->ptr, db->id);
         return -1;

@@ -21,14 +21,15 @@
  * ------------------------------------------------------------------------ */
 
 /* Commands that only look at a key's existence, type or TTL, or replace it
- * whole, whatever their key-spec flags say. */
+ * whole, whatever their key-spec flags say. (TOUCH is not one: it sets the
+ * access field, which is kept in the disk record, see rockCommandSetsAccess.) */
 static int rockCommandNeverNeedsValue(struct redisCommand *cmd) {
     redisCommandProc *p = cmd->proc;
     return p == existsCommand || p == typeCommand || p == ttlCommand ||
            p == pttlCommand || p == expiretimeCommand || p == pexpiretimeCommand ||
            p == expireCommand || p == pexpireCommand || p == expireatCommand ||
            p == pexpireatCommand || p == persistCommand || p == delCommand ||
-           p == unlinkCommand || p == touchCommand || p == watchCommand ||
+           p == unlinkCommand || p == watchCommand ||
            p == scanCommand || p == randomkeyCommand || p == keysCommand ||
            p == dbsizeCommand || p == rockEvictCommand || p == rockStatusCommand;
 }
@@ -154,7 +155,7 @@ robj *rockLoadEntry(redisDb *db, dictEntry *de) {
     int from_pending;
     sds rec = rockReadRecord(db->id, key, &from_pending);
     if (rec == NULL) return NULL;
-    robj *loaded = rockDeserialize(rec, sdslen(rec), key, db->id);
+    robj *loaded = rockDeserialize(rec, key, db->id);
     sdsfree(rec);
     if (loaded == NULL) {
         rock.stats.errors++;
@@ -304,6 +305,13 @@ typedef struct rockCallFrame {
 static rockCallFrame *rock_frames;
 static int rock_frames_depth, rock_frames_cap;
 
+/* TOUCH exists to update a value's access time; the record on disk keeps
+ * that field, so a touched value is written again when it leaves RAM (a read
+ * of a hot-clean value is not: reads cost no writes). */
+static int rockCommandSetsAccess(struct redisCommand *cmd) {
+    return cmd->proc == touchCommand;
+}
+
 static int rockAnyClean(void) {
     for (int j = 0; j < server.dbnum; j++)
         if (dictSize(rock.dbs[j].clean)) return 1;
@@ -322,7 +330,9 @@ client *rockCallEnter(client *c) {
     f->keys = NULL;
     f->nkeys = 0;
     if (!rock.db) return prev;
-    if (!rock.debug_evict_all && !((c->cmd->flags & CMD_WRITE) && rockAnyClean())) return prev;
+    if (!rock.debug_evict_all &&
+        !(((c->cmd->flags & CMD_WRITE) || rockCommandSetsAccess(c->cmd)) && rockAnyClean()))
+        return prev;
 
     getKeysResult result = GETKEYS_RESULT_INIT;
     int n = getKeysFromCommand(c->cmd, c->argv, c->argc, &result);
@@ -351,7 +361,7 @@ void rockCallLeave(client *c, client *prev, long long dirty_before) {
      * stale disk copy is never taken for the current value. Costs a rewrite
      * of values a write left unchanged. */
     UNUSED(dirty_before);
-    int modified = (c->cmd->flags & CMD_WRITE) != 0;
+    int modified = (c->cmd->flags & CMD_WRITE) || rockCommandSetsAccess(c->cmd);
     if (rock.db && rock.debug_evict_all) {
         redisCommandProc *p = c->cmd->proc;
         if (p == debugCommand || p == moveCommand || p == copyCommand) rock.sweep_all = 1;

@@ -442,7 +442,7 @@ static void rockCompleteJob(rockReadJob *job) {
         if (job->status == ROCK_READ_OK) {
             rock.stats.reads++;
             rock.stats.read_bytes += sdslen(job->rec);
-            robj *val = rockDeserialize(job->rec, sdslen(job->rec), job->key, db->id);
+            robj *val = rockDeserialize(job->rec, job->key, db->id);
             if (val) {
                 rockRecordReadLatency(getMonotonicUs() - job->start);
                 rockRestoreValue(db, de, val);

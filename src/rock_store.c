@@ -6,8 +6,12 @@
  *     per-key heap object);
  *   - per-database tier state (storage id, hot-clean set, cold count);
  *   - the record format: key = [storage id, 4 bytes big endian][key bytes],
- *     value = [format byte][RDB type byte][rdbSaveObject payload], so that
- *     loading is rdbLoadObject and persistence can copy the payload as is;
+ *     value = [format byte][encoding byte][LRU/LFU field, 3 bytes big
+ *     endian][RDB type byte][rdbSaveObject payload], so that loading is
+ *     rdbLoadObject and persistence can copy the payload as is. The encoding
+ *     and access field are those the value had in RAM: a value paged back
+ *     gets both again (OBJECT ENCODING, IDLETIME and FREQ, and the eviction
+ *     policies, see the value as it was, not as a fresh load would make it);
  *   - the primitive synchronous RocksDB read (writes go through the writer
  *     thread, rock_write.c; a value not committed yet is read from its
  *     pending buffer).
@@ -20,7 +24,8 @@
 #include "server.h"
 #include "rdb.h"
 
-#define ROCK_FORMAT_V1 1
+#define ROCK_FORMAT_V2 2
+#define ROCK_HEADER_LEN 5 /* format, encoding, LRU/LFU field */
 
 /* ---------------------------------------------------------------------------
  * Sentinels and per-db state
@@ -100,11 +105,12 @@ sds rockStorageKey(int dbid, const sds key) {
     return sdscatlen(sk, key, sdslen(key));
 }
 
-/* Serialize a value as [format][RDB type][RDB payload]. */
+/* Serialize a value as [format][encoding][LRU/LFU][RDB type][RDB payload]. */
 sds rockSerialize(robj *key, robj *val, int dbid) {
+    unsigned char hdr[ROCK_HEADER_LEN] = {
+        ROCK_FORMAT_V2, val->encoding, (val->lru >> 16) & 0xff, (val->lru >> 8) & 0xff, val->lru & 0xff};
     rio r;
-    sds buf = sdsnewlen("\x01", 1);
-    rioInitWithBuffer(&r, buf);
+    rioInitWithBuffer(&r, sdsnewlen(hdr, sizeof(hdr)));
     if (rdbSaveObjectType(&r, val) == -1 || rdbSaveObject(&r, val, key, dbid) == -1) {
         sdsfree(r.io.buffer.ptr);
         return NULL;
@@ -115,20 +121,90 @@ sds rockSerialize(robj *key, robj *val, int dbid) {
 /* The RDB type byte and payload of a record, as rdbSaveObjectType() and
  * rdbSaveObject() wrote them. */
 int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen) {
-    if (len < 2 || rec[0] != ROCK_FORMAT_V1) return C_ERR;
-    *payload = rec + 1;
-    *plen = len - 1;
+    if (len < ROCK_HEADER_LEN + 1 || rec[0] != ROCK_FORMAT_V2) return C_ERR;
+    *payload = rec + ROCK_HEADER_LEN;
+    *plen = len - ROCK_HEADER_LEN;
     return C_OK;
 }
 
-/* Rebuild a value from a record. Returns NULL on a malformed record. */
-robj *rockDeserialize(const char *rec, size_t len, sds key, int dbid) {
+/* The LRU clock or LFU data (robj.lru) of the value a record holds, as it
+ * was when the value was written. A value read since and dropped clean
+ * (nothing written, see rock_keys.c) keeps the older field on disk. */
+unsigned int rockRecordLru(const char *rec) {
+    const unsigned char *p = (const unsigned char *)rec;
+    return ((unsigned int)p[2] << 16) | ((unsigned int)p[3] << 8) | p[4];
+}
+
+/* rdbLoadObject() picks an encoding from the current *-max-* settings, as a
+ * restart would. A value paged back should come back as it left: while it
+ * loads, the settings of its type are pushed to the side of the encoding it
+ * had (a listpack stays a listpack even if the limits were lowered since; a
+ * hash table stays one even if it would fit a listpack). */
+typedef struct rockLoadLimits {
+    size_t hash_entries, hash_value, zset_entries, zset_value, set_entries;
+} rockLoadLimits;
+
+static void rockLimitsSave(rockLoadLimits *l) {
+    l->hash_entries = server.hash_max_listpack_entries;
+    l->hash_value = server.hash_max_listpack_value;
+    l->zset_entries = server.zset_max_listpack_entries;
+    l->zset_value = server.zset_max_listpack_value;
+    l->set_entries = server.set_max_intset_entries;
+}
+
+static void rockLimitsRestore(const rockLoadLimits *l) {
+    server.hash_max_listpack_entries = l->hash_entries;
+    server.hash_max_listpack_value = l->hash_value;
+    server.zset_max_listpack_entries = l->zset_entries;
+    server.zset_max_listpack_value = l->zset_value;
+    server.set_max_intset_entries = l->set_entries;
+}
+
+static void rockLimitsFor(int encoding) {
+    const size_t unlimited = SIZE_MAX / 2;
+    switch (encoding) {
+    case OBJ_ENCODING_LISTPACK:
+        server.hash_max_listpack_entries = server.hash_max_listpack_value = unlimited;
+        server.zset_max_listpack_entries = server.zset_max_listpack_value = unlimited;
+        break;
+    case OBJ_ENCODING_INTSET: server.set_max_intset_entries = unlimited; break;
+    case OBJ_ENCODING_HT: server.hash_max_listpack_entries = server.set_max_intset_entries = 0; break;
+    case OBJ_ENCODING_SKIPLIST: server.zset_max_listpack_entries = 0; break;
+    }
+}
+
+/* A string comes back from rdbLoadObject() in the most compact encoding it
+ * qualifies for; give it the one it had (SETRANGE and APPEND leave raw
+ * strings that look like integers or are short). */
+static robj *rockStringAs(robj *val, int encoding) {
+    if (val->encoding == encoding) return val;
+    if (encoding != OBJ_ENCODING_RAW && encoding != OBJ_ENCODING_EMBSTR) return val;
+    robj *dec = getDecodedObject(val);
+    size_t len = sdslen(dec->ptr);
+    robj *o = NULL;
+    if (encoding == OBJ_ENCODING_RAW) o = createRawStringObject(dec->ptr, len);
+    else o = createStringObject(dec->ptr, len); /* embstr when short enough */
+    decrRefCount(dec);
+    if (o->encoding != encoding) {
+        decrRefCount(o);
+        o = NULL;
+    }
+    if (o == NULL) return val;
+    decrRefCount(val);
+    return o;
+}
+
+/* Rebuild a value from a record: its encoding and LRU/LFU field as they were
+ * in RAM. Returns NULL on a malformed record. */
+robj *rockDeserialize(sds rec, sds key, int dbid) {
     const char *payload;
     size_t plen;
-    if (rockRecordRdbPayload(rec, len, &payload, &plen) == C_ERR) return NULL;
+    if (rockRecordRdbPayload(rec, sdslen(rec), &payload, &plen) == C_ERR) return NULL;
+    int encoding = (unsigned char)rec[1];
+    /* Read the payload in place (no copy of the value). */
     rio r;
-    sds buf = sdsnewlen(payload, plen);
-    rioInitWithBuffer(&r, buf);
+    rioInitWithBuffer(&r, rec);
+    r.io.buffer.pos = ROCK_HEADER_LEN;
     /* Decode as RESTORE does: a malformed record is reported, never fatal. */
     client *saved = server.current_client;
     if (saved == NULL || saved->id == CLIENT_ID_AOF) server.current_client = rock.decode_client;
@@ -136,14 +212,20 @@ robj *rockDeserialize(const char *rec, size_t len, sds key, int dbid) {
     robj *val = NULL;
     if (type != -1) {
         int error = 0;
+        rockLoadLimits limits;
+        rockLimitsSave(&limits);
+        rockLimitsFor(encoding);
         val = rdbLoadObject(type, &r, key, dbid, &error);
-        if (val && (size_t)r.io.buffer.pos != plen) { /* Trailing garbage. */
+        rockLimitsRestore(&limits);
+        if (val && (size_t)r.io.buffer.pos != sdslen(rec)) { /* Trailing garbage. */
             decrRefCount(val);
             val = NULL;
         }
     }
     server.current_client = saved;
-    sdsfree(buf);
+    if (val == NULL) return NULL;
+    if (val->type == OBJ_STRING) val = rockStringAs(val, encoding);
+    if (val->refcount != OBJ_SHARED_REFCOUNT) val->lru = rockRecordLru(rec);
     return val;
 }
 
@@ -188,11 +270,12 @@ sds rockDbGet(const sds skey, int *found) {
     return rec;
 }
 
-/* Write a cold value into an RDB: type byte, key, payload, exactly as
+/* Write a cold value into an RDB: its LRU/LFU opcode (when the policy saves
+ * one; from the record's field), type byte, key and payload, exactly as
  * rdbSaveKeyValuePair() writes a value in RAM. Saved in this process (SAVE,
  * shutdown, DEBUG RELOAD), the record is read here; a forked child never
  * calls RocksDB and writes the record its parent streamed (rock_fork.c). */
-ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid) {
+ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu) {
     const char *payload;
     size_t plen;
     sds rec;
@@ -208,13 +291,23 @@ ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid) {
     }
     if (rec == NULL) return -1;
     ssize_t ret = -1;
-    if (rockRecordRdbPayload(rec, sdslen(rec), &payload, &plen) == C_OK &&
-        rdbSaveType(rdb, (unsigned char)payload[0]) != -1 &&
+    if (rockRecordRdbPayload(rec, sdslen(rec), &payload, &plen) == C_ERR) goto done;
+    /* The access field, on an object that stands for the value (the upstream
+     * helpers read only its lru). */
+    robj meta = {.lru = rockRecordLru(rec)};
+    if (savelru && (rdbSaveType(rdb, RDB_OPCODE_IDLE) == -1 ||
+                    rdbSaveLen(rdb, estimateObjectIdleTime(&meta) / 1000) == -1)) goto done;
+    if (savelfu) {
+        uint8_t freq = LFUDecrAndReturn(&meta);
+        if (rdbSaveType(rdb, RDB_OPCODE_FREQ) == -1 || rioWrite(rdb, &freq, 1) == 0) goto done;
+    }
+    if (rdbSaveType(rdb, (unsigned char)payload[0]) != -1 &&
         rdbSaveStringObject(rdb, key) != -1 &&
         rioWrite(rdb, payload + 1, plen - 1) != 0)
     {
         ret = 1;
     }
+done:
     sdsfree(rec);
     return ret;
 }

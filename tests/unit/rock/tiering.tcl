@@ -117,7 +117,6 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         assert {[r pexpiretime b] > 0}
         assert_equal 1 [r expire c 500]
         assert_equal 1 [r persist c]
-        assert_equal 1 [r touch d]
         assert_equal 1 [r del e]
         assert_equal 1 [r unlink f]
         assert_equal OK [r set g newvalue]
@@ -168,6 +167,94 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r rock evict s
         assert_equal 1 [lindex [r xpending s g] 0]
     }
+
+    test {A value comes back from disk in the encoding it had} {
+        r flushall
+        # Strings a fresh load would make int or embstr.
+        r set setrange 1234
+        r setrange setrange 0 2
+        r set appended ab
+        r append appended cd
+        r set short abcd
+        r set number 12345
+        # A hash table set of integers (a fresh load makes an intset).
+        r sadd htset 1 2 3 a
+        r srem htset a
+        # A hash and a zset that outgrew their listpack, then shrank.
+        r config set hash-max-listpack-entries 4
+        r config set zset-max-listpack-entries 4
+        r hset hthash f1 1 f2 2 f3 3 f4 4 f5 5
+        r hdel hthash f5
+        r zadd slzset 1 a 2 b 3 c 4 d 5 e
+        r zrem slzset e
+        # Listpacks and an intset over limits lowered afterwards.
+        r hset lphash z 1 y 2 x 3 w 4
+        r zadd lpzset 1 a 2 b 3 c
+        r sadd lpint 5 3 1 4
+        r config set hash-max-listpack-entries 2
+        r config set zset-max-listpack-entries 2
+        r config set set-max-intset-entries 2
+        set keys {setrange appended short number htset hthash slzset lphash lpzset lpint}
+        set want {}
+        foreach k $keys { lappend want [r object encoding $k] }
+        assert_equal {raw raw embstr int hashtable hashtable skiplist listpack listpack intset} $want
+        set order [r hgetall lphash]
+        r rock evict {*}$keys
+        foreach k $keys { assert_equal cold [r rock status $k] }
+        set got {}
+        foreach k $keys { lappend got [r object encoding $k] }
+        assert_equal $want $got
+        assert_equal $order [r hgetall lphash]
+        assert_equal 2234 [r get setrange]
+        r config set hash-max-listpack-entries 128
+        r config set zset-max-listpack-entries 128
+        r config set set-max-intset-entries 512
+    }
+
+    test {A value's idle time and LFU counter survive a round trip through disk} {
+        r flushall
+        r config set maxmemory-policy allkeys-lru
+        r set foo bar
+        set dump [r dump foo]
+        r del foo
+        r restore foo 0 $dump idletime 1000
+        r rock evict foo
+        assert_equal cold [r rock status foo]
+        # Metadata commands neither read the disk nor touch the value.
+        r ttl foo
+        r type foo
+        r exists foo
+        assert_equal cold [r rock status foo]
+        assert_range [r object idletime foo] 1000 1010
+        # TOUCH reads the value in, and makes it be written again on its
+        # next eviction, with the new access time.
+        r rock evict foo
+        set writes [rock_field writes]
+        assert_equal 1 [r touch foo]
+        assert_equal hot [r rock status foo]
+        assert_range [r object idletime foo] 0 2
+        r rock evict foo
+        assert_equal [expr {$writes + 1}] [rock_field writes]
+        assert_range [r object idletime foo] 0 2
+        # RDB files carry a cold value's idle time: BGSAVE (a forked child
+        # writes the record its parent streams) and SAVE (in this process).
+        r restore bar 0 $dump idletime 2000
+        r rock evict bar
+        r bgsave
+        waitForBgsave r
+        assert_equal OK [r debug reload nosave]
+        assert_range [r object idletime bar] 2000 2010
+        r rock evict bar
+        assert_equal OK [r debug reload]
+        assert_range [r object idletime bar] 2000 2010
+        # LFU: the counter, likewise.
+        r config set maxmemory-policy allkeys-lfu
+        r restore baz 0 $dump freq 100
+        r rock evict baz
+        assert_equal cold [r rock status baz]
+        assert_equal 100 [r object freq baz]
+        r config set maxmemory-policy noeviction
+    } {OK} {needs:debug needs:save}
 
     test {Delete, overwrite, expire and flush reclaim disk records} {
         r flushall
