@@ -56,7 +56,6 @@ typedef struct rockClientState {
     sds failed_key;    /* a read failed: the command gets an error */
     list *pins;        /* skeys pinned for this client's next run */
     int read_paused;   /* its connection is not read while it waits */
-    int replies_held;  /* out of the pending-write queue while it waits */
     list *places;      /* lock keys of the per-key queues it stands in */
 } rockClientState;
 
@@ -357,10 +356,6 @@ void rockUnblockClient(client *c) {
     if (c->rock->read_paused) {
         c->rock->read_paused = 0;
         connSetReadHandler(c->conn, readQueryFromClient);
-    }
-    if (c->rock->replies_held) {
-        c->rock->replies_held = 0;
-        if (clientHasPendingReplies(c)) putClientInPendingWriteQueue(c);
     }
     if (c->rock->pending == 0) return;
     listIter li;
@@ -763,21 +758,6 @@ int rockPrepareCommand(client *c) {
     if (c->conn && !(c->flags & CLIENT_MASTER)) {
         connSetReadHandler(c->conn, NULL);
         c->rock->read_paused = 1;
-    }
-    /* Hold the replies of the commands before it, too. A stock Redis runs
-     * all of a pipeline it has read before it writes (beforeSleep); here
-     * the rest of the pipeline runs after the disk read, and the replies go
-     * out together then, so a pipeline's replies count against the client's
-     * output buffer limit as a whole, as on stock. (A client whose socket
-     * was full keeps its write handler: that is not a reply held back by
-     * this wait.) It is put back in the queue when it stops waiting. */
-    if ((c->flags & CLIENT_PENDING_WRITE) && !(c->flags & CLIENT_MASTER)) {
-        listNode *ln = listSearchKey(server.clients_pending_write, c);
-        if (ln) {
-            listDelNode(server.clients_pending_write, ln);
-            c->flags &= ~CLIENT_PENDING_WRITE;
-            c->rock->replies_held = 1;
-        }
     }
     return C_ERR;
 }

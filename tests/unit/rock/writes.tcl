@@ -40,7 +40,9 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys
         r config set maxmemory 0
         rock_fill k 300 1200
         r config resetstat
-        r config set rock-debug-write-delay 800
+        # Long enough for a loaded machine (16 test clients on 2 cores) to
+        # do the squeeze and the ten reads before the batch commits.
+        r config set rock-debug-write-delay 4000
         rock_squeeze 150000
         set cold [rock_cold_of k 300]
         assert {[llength $cold] > 20}
@@ -51,13 +53,13 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys
         }
         assert_equal 0 [rock_field reads]
         assert_equal 10 [rock_field pending_hits]
-        wait_for_condition 100 50 {
+        r config set rock-debug-write-delay 0
+        wait_for_condition 200 50 {
             [rock_field pending_writes] == 0
         } else {
             fail "pending writes never committed"
         }
         assert_equal 0 [rock_field pending_bytes]
-        r config set rock-debug-write-delay 0
         # Committed now: the next cold read goes to RocksDB.
         set i [lindex $cold end]
         assert_equal [rock_expected $i 1200] [r get k$i]
