@@ -141,7 +141,6 @@ sds rockStorageKey(int dbid, const sds key);
 sds rockSerialize(robj *key, robj *val, int dbid);
 robj *rockDeserialize(sds rec, sds key, int dbid);
 int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen);
-unsigned int rockRecordLru(const char *rec);
 void rockDbDeleteSid(uint32_t sid);
 sds rockDbGet(const sds skey, int *found);
 sds rockReadRecord(int dbid, sds key, int *from_pending);

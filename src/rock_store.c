@@ -118,10 +118,15 @@ sds rockSerialize(robj *key, robj *val, int dbid) {
     return r.io.buffer.ptr;
 }
 
+/* A record of this format, long enough for its header and RDB type byte. */
+static int rockRecordValid(const char *rec, size_t len) {
+    return len >= ROCK_HEADER_LEN + 1 && rec[0] == ROCK_FORMAT_V2;
+}
+
 /* The RDB type byte and payload of a record, as rdbSaveObjectType() and
  * rdbSaveObject() wrote them. */
 int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen) {
-    if (len < ROCK_HEADER_LEN + 1 || rec[0] != ROCK_FORMAT_V2) return C_ERR;
+    if (!rockRecordValid(rec, len)) return C_ERR;
     *payload = rec + ROCK_HEADER_LEN;
     *plen = len - ROCK_HEADER_LEN;
     return C_OK;
@@ -130,7 +135,7 @@ int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size
 /* The LRU clock or LFU data (robj.lru) of the value a record holds, as it
  * was when the value was written. A value read since and dropped clean
  * (nothing written, see rock_keys.c) keeps the older field on disk. */
-unsigned int rockRecordLru(const char *rec) {
+static unsigned int rockRecordLru(const char *rec) {
     const unsigned char *p = (const unsigned char *)rec;
     return ((unsigned int)p[2] << 16) | ((unsigned int)p[3] << 8) | p[4];
 }
@@ -181,15 +186,13 @@ static robj *rockStringAs(robj *val, int encoding) {
     if (encoding != OBJ_ENCODING_RAW && encoding != OBJ_ENCODING_EMBSTR) return val;
     robj *dec = getDecodedObject(val);
     size_t len = sdslen(dec->ptr);
-    robj *o = NULL;
-    if (encoding == OBJ_ENCODING_RAW) o = createRawStringObject(dec->ptr, len);
-    else o = createStringObject(dec->ptr, len); /* embstr when short enough */
+    robj *o = encoding == OBJ_ENCODING_RAW ? createRawStringObject(dec->ptr, len)
+                                           : createStringObject(dec->ptr, len); /* embstr when short enough */
     decrRefCount(dec);
     if (o->encoding != encoding) {
         decrRefCount(o);
-        o = NULL;
+        return val;
     }
-    if (o == NULL) return val;
     decrRefCount(val);
     return o;
 }
@@ -197,9 +200,7 @@ static robj *rockStringAs(robj *val, int encoding) {
 /* Rebuild a value from a record: its encoding and LRU/LFU field as they were
  * in RAM. Returns NULL on a malformed record. */
 robj *rockDeserialize(sds rec, sds key, int dbid) {
-    const char *payload;
-    size_t plen;
-    if (rockRecordRdbPayload(rec, sdslen(rec), &payload, &plen) == C_ERR) return NULL;
+    if (!rockRecordValid(rec, sdslen(rec))) return NULL;
     int encoding = (unsigned char)rec[1];
     /* Read the payload in place (no copy of the value). */
     rio r;

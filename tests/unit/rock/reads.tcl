@@ -398,7 +398,6 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         }
         $rd close
     }
-
 }
 
 start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} {
