@@ -92,6 +92,7 @@ evict_all_subset() {
 total_ok=0 total_err=0 total_skip=0
 summary=()
 retried=()
+failures=()   # repeated under the summary: CI shows only the log's tail
 
 # Upstream tests with timing assertions (latency under active defrag, say)
 # can fail when 16 test clients share 2 cores. A suite with at most 3
@@ -144,6 +145,7 @@ run_suite() {
     if [ "$rc" -ne 0 ]; then
         echo "--- $name exited with status $rc; last lines of $log:"
         tail -25 "$plain"
+        mapfile -t -O "${#failures[@]}" failures < <(grep -E -A3 '^\[(err|exception)\]:' "$plain" | head -24 | sed "s/^/$name: /")
     fi
     summary+=("$(printf '%-20s %5d passed, %d failed, %d skipped (%ds)' "$name" "$ok" "$err" "$skip" $((end - start)))")
     total_ok=$((total_ok + ok))
@@ -214,5 +216,6 @@ echo
 echo "=== summary (logs in build/test-logs/)"
 printf '%s\n' "${summary[@]}"
 [ "${#retried[@]}" -eq 0 ] || printf 'retried: %s\n' "${retried[@]}"
+[ "${#failures[@]}" -eq 0 ] || { echo "failed:"; printf '  %s\n' "${failures[@]}"; }
 echo "$total_ok passed, $total_err failed, $total_skip skipped"
 [ "$total_err" -eq 0 ]

@@ -38,11 +38,11 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes maxmemory 
         # Block cache at most maxmemory/8.
         assert_equal [expr {$limit / 8}] [rock_field rocksdb_block_cache_capacity]
         r config set maxmemory 256mb
-        wait_for_condition 50 20 {
+        wait_for_condition 250 20 {
             [rock_field rocksdb_block_cache_capacity] == 32*1024*1024
         } else { fail "block cache not resized with maxmemory" }
         r config set maxmemory 64mb
-        wait_for_condition 50 20 {
+        wait_for_condition 250 20 {
             [rock_field rocksdb_block_cache_capacity] == $limit / 8
         } else { fail "block cache not resized back" }
     }

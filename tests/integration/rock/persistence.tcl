@@ -80,7 +80,7 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         assert_match "*RDB looks OK*" $out
         assert_match "*[rock_total_keys r] keys read*" $out
         # The snapshot is let go once the child has its values.
-        wait_for_condition 50 20 {
+        wait_for_condition 250 20 {
             [rock_field rocksdb_snapshots] == 0
         } else { fail "the RocksDB snapshot of the fork is still held" }
         r debug reload nosave
@@ -100,14 +100,14 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         set total [rock_total_keys r]
         r config set rock-debug-write-delay 3000
         r config set maxmemory 1
-        wait_for_condition 100 10 {
+        wait_for_condition 400 10 {
             [rock_field cold_keys] == $total
         } else { fail "not every value moved: [rock_field cold_keys] of $total" }
         assert {[rock_field pending_writes] > 0}
         r config set rdb-key-save-delay 3000
         r bgsave
         r config set maxmemory 0
-        wait_for_condition 100 10 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
+        wait_for_condition 500 10 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
         r config set rock-debug-write-delay 0
         # Change cold values, delete some, flush a whole database (range
         # delete and file deletion under the child's snapshot), re-evict.
@@ -154,7 +154,7 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         rock_all_cold r
         r config set rdb-key-save-delay 500
         r bgrewriteaof
-        wait_for_condition 100 10 {
+        wait_for_condition 500 10 {
             [getInfoProperty [r info persistence] aof_rewrite_in_progress] == 1
         } else { fail "no rewrite" }
         r flushall
@@ -186,7 +186,7 @@ foreach diskless {no yes} {
                 rock_all_cold $master
                 $master config set rdb-key-save-delay 1000
                 $replica replicaof $master_host $master_port
-                wait_for_condition 100 20 {
+                wait_for_condition 500 20 {
                     [s -1 rdb_bgsave_in_progress] == 1
                 } else { fail "no full sync started" }
                 for {set i 0} {$i < 100} {incr i} { $master append str:$i "-during-sync" }

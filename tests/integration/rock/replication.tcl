@@ -35,7 +35,7 @@ start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabl
                 assert_equal 20 [dict get [$replica rock report] cold_keys]
                 $replica config set rock-debug-read-delay 500
                 for {set i 0} {$i < 20} {incr i} { $master incr counter:$i }
-                wait_for_condition 100 10 {
+                wait_for_condition 300 10 {
                     [dict get [$replica rock report] waiting_clients] == 1
                 } else {
                     fail "the replica's master client did not wait for a read"

@@ -37,7 +37,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         $rd blmove empty dst left left 5
         # BLMOVE pages dst in (the client waits for the disk), then blocks
         # on the empty source.
-        wait_for_condition 100 20 {
+        wait_for_condition 200 20 {
             [r rock status dst] ne "cold" && [s blocked_clients] == 1
         } else {
             fail "BLMOVE did not block on its source"

@@ -110,7 +110,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         # command gives eviction 2 ms, so on a busy machine it may take a
         # few commands; none gets -OOM meanwhile.
         assert_equal OK [r set x y]
-        wait_for_condition 100 10 {
+        wait_for_condition 500 10 {
             [llength [lsearch -all [lmap i {0 1 2 3 4} {r rock status hot:$i}] cold]] >= 3
         } else {
             fail "the hot values were not moved"
@@ -133,7 +133,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         r config set maxmemory 0
         r set late $big
         r config set maxmemory 1
-        wait_for_condition 100 10 {
+        wait_for_condition 500 10 {
             [r rock status late] eq "cold"
         } else {
             fail "a value written after the walk found nothing was not moved"

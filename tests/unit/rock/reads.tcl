@@ -325,7 +325,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         rock_wait_blocked 0
         r config set rock-debug-read-delay 0
         # The orphaned read completed: the value is in RAM and not pinned.
-        wait_for_condition 50 20 { [r rock status k] eq "hot-clean" } else { fail "read never completed" }
+        wait_for_condition 250 20 { [r rock status k] eq "hot-clean" } else { fail "read never completed" }
         assert_equal 1 [r rock evict k]
         assert_equal $val [r get k]
     }
