@@ -56,6 +56,7 @@ typedef struct rockStats {
     long long pending_hits; /* values read back from the pending buffer */
     long long write_waits;  /* event loop waited for the writer (backlog) */
     long long store_resets; /* RocksDB replaced by an empty one (FLUSHALL) */
+    long long read_ahead;   /* reads queued ahead for a pipeline's next commands */
 } rockStats;
 
 struct rockState {
@@ -64,6 +65,7 @@ struct rockState {
     char *dir;                       /* rock-dir as configured ("": rock-<port>) */
     long long min_value_size;        /* rock-min-value-size */
     int io_threads;                  /* rock-io-threads */
+    int read_ahead;                  /* rock-read-ahead */
     unsigned long long block_cache_size; /* rock-block-cache-size */
     int direct_io;                   /* rock-direct-io */
     int compression;                 /* rock-compression */
@@ -209,6 +211,7 @@ void rockFreeClient(client *c);
 void rockReadStart(void);
 void rockReadPause(void);
 void rockReadResume(void);
+long long rockReadsInFlight(void);
 
 /* rock_fork.c: cold values in forked children (BGSAVE, AOF rewrite, sync). */
 int rockForkPrepare(int purpose);

@@ -16,6 +16,14 @@
  *     flushed or paged in meanwhile is voided and its result thrown away;
  *   - pinning: a value paged in for a waiting command can't be evicted again
  *     before that command has run;
+ *   - read-ahead (rock-read-ahead): a client about to wait may have more of
+ *     its pipeline in its query buffer already. Those commands are parsed
+ *     ahead (not consumed) and the cold values they will need are read now,
+ *     in parallel, instead of one at a time as each command's turn comes.
+ *     Such a read has no waiter; its value is paged in when it arrives, as
+ *     if just accessed, and the command finds it in RAM (or joins the read
+ *     still in flight). Nothing else changes: order, pins and staleness
+ *     work as for any read;
  *   - arrival order: a client that waits holds its place on every key its
  *     command names (a FIFO per key); a later command from another client
  *     naming one of those keys waits behind it, even if it needs no value
@@ -45,6 +53,7 @@ typedef struct rockReadJob {
     sds rec;           /* result, filled by a reader thread */
     int status;        /* ROCK_READ_* */
     int voided;        /* the key changed meanwhile: drop the result */
+    int ahead;         /* queued by read-ahead, for a command not yet parsed */
     list *waiters;     /* clients blocked on this read */
     listNode *node;    /* in rock_io.jobs */
     monotime start;
@@ -76,6 +85,8 @@ static struct {
 } rock_io;
 
 static void rockReadStartThreads(void);
+static void rockMarkAccessed(robj *val);
+static void rockReadAhead(client *c);
 
 static dictType rockSkeyDictType = {
     dictSdsHash, NULL, NULL, dictSdsKeyCompare, NULL, NULL, NULL
@@ -373,19 +384,26 @@ void rockUnblockClient(client *c) {
  * Requests, voiding, completions
  * ------------------------------------------------------------------------ */
 
+/* A new job for `skey` (which it takes), registered as in flight; the caller
+ * hands it to the readers. */
+static rockReadJob *rockNewJob(redisDb *db, sds key, sds skey) {
+    rockReadJob *job = zcalloc(sizeof(*job));
+    job->skey = skey;
+    job->key = sdsdup(key);
+    job->sid = rock.dbs[db->id].sid;
+    job->waiters = listCreate();
+    job->start = getMonotonicUs();
+    listAddNodeTail(rock_io.jobs, job);
+    job->node = listLast(rock_io.jobs);
+    dictAdd(rock_io.inflight, job->skey, job);
+    return job;
+}
+
 static void rockRequestRead(client *c, redisDb *db, sds key) {
     sds skey = rockStorageKey(db->id, key);
     rockReadJob *job = dictFetchValue(rock_io.inflight, skey);
     if (job == NULL) {
-        job = zcalloc(sizeof(*job));
-        job->skey = skey;
-        job->key = sdsdup(key);
-        job->sid = rock.dbs[db->id].sid;
-        job->waiters = listCreate();
-        job->start = getMonotonicUs();
-        listAddNodeTail(rock_io.jobs, job);
-        job->node = listLast(rock_io.jobs);
-        dictAdd(rock_io.inflight, job->skey, job);
+        job = rockNewJob(db, key, skey);
         pthread_mutex_lock(&rock_io.lock);
         listAddNodeTail(rock_io.queue, job);
         pthread_cond_signal(&rock_io.cond);
@@ -445,6 +463,9 @@ static void rockCompleteJob(rockReadJob *job) {
             robj *val = rockDeserialize(job->rec, job->key, db->id);
             if (val) {
                 rockRecordReadLatency(getMonotonicUs() - job->start);
+                /* Read ahead for a command about to run: accessed now, so
+                 * that eviction does not take it straight back out. */
+                if (job->ahead && val->refcount != OBJ_SHARED_REFCOUNT) rockMarkAccessed(val);
                 rockRestoreValue(db, de, val);
                 applied = 1;
             } else {
@@ -747,6 +768,7 @@ int rockPrepareCommand(client *c) {
         while ((ln = listNext(&li)) != NULL) rockTakePlace(c, listNodeValue(ln));
     }
     listRelease(locks);
+    rockReadAhead(c);
     c->bpop.timeout = 0;
     blockClient(c, BLOCKED_ROCK);
     c->flags |= CLIENT_PENDING_COMMAND;
@@ -760,6 +782,119 @@ int rockPrepareCommand(client *c) {
         c->rock->read_paused = 1;
     }
     return C_ERR;
+}
+
+/* ---------------------------------------------------------------------------
+ * Read-ahead
+ * ------------------------------------------------------------------------ */
+
+#define ROCK_AHEAD_MAX_ARGS 256    /* longer commands end the read-ahead */
+#define ROCK_AHEAD_MAX_ARG 1024    /* longer arguments (values) are not copied */
+
+/* A value read ahead counts as accessed now: the command it is for is about
+ * to run, and eviction must not take it back out first. */
+static void rockMarkAccessed(robj *val) {
+    if (server.maxmemory_policy & MAXMEMORY_FLAG_LFU)
+        val->lru = (LFUGetTimeInMinutes() << 8) | (val->lru & 255);
+    else
+        val->lru = LRU_CLOCK();
+}
+
+/* "<c><digits>\r\n" at *pp (the type byte already checked): the number, and
+ * *pp moved past the line. 0 when the line is incomplete or malformed. */
+static int rockAheadNumber(const char **pp, const char *end, long long *v) {
+    const char *p = *pp + 1;
+    const char *cr = p < end ? memchr(p, '\r', end - p) : NULL;
+    if (cr == NULL || cr + 1 >= end || cr[1] != '\n') return 0;
+    if (!string2ll(p, cr - p, v)) return 0;
+    *pp = cr + 2;
+    return 1;
+}
+
+/* Parses one complete RESP multibulk command at *pp without consuming it.
+ * Returns argc and sets argv (string objects; an argument over
+ * ROCK_AHEAD_MAX_ARG bytes becomes an empty one: it is a value, or a key too
+ * long to be worth it) and *pp past the command; -1 when what follows is not
+ * a complete multibulk command read-ahead looks at. */
+static int rockAheadParse(const char **pp, const char *end, robj **argv) {
+    const char *p = *pp;
+    long long argc, len;
+    if (p >= end || *p != '*' || !rockAheadNumber(&p, end, &argc) ||
+        argc <= 0 || argc > ROCK_AHEAD_MAX_ARGS) return -1;
+    for (int j = 0; j < argc; j++) {
+        if (p >= end || *p != '$' || !rockAheadNumber(&p, end, &len) || len < 0 ||
+            end - p < len + 2 || p[len] != '\r' || p[len + 1] != '\n') {
+            while (j--) decrRefCount(argv[j]);
+            return -1;
+        }
+        argv[j] = createStringObject(p, len <= ROCK_AHEAD_MAX_ARG ? len : 0);
+        p += len + 2;
+    }
+    *pp = p;
+    return (int)argc;
+}
+
+/* Queue reads for the cold values the commands after the current one in c's
+ * query buffer will need (at most rock-read-ahead commands). Called when c is
+ * about to wait for the disk. Stops at anything it does not understand:
+ * inline commands, unknown commands, wrong arity, a command that changes
+ * keys it does not name (FLUSHALL, SWAPDB, ...). */
+static void rockReadAhead(client *c) {
+    if (rock.read_ahead == 0 || c->querybuf == NULL || (c->flags & CLIENT_MASTER)) return;
+    const char *p = c->querybuf + c->qb_pos, *end = c->querybuf + sdslen(c->querybuf);
+    redisDb *db = c->db;
+    robj *argv[ROCK_AHEAD_MAX_ARGS];
+    list *fresh = NULL;
+    for (int cmds = 0; cmds < rock.read_ahead && p < end; cmds++) {
+        int argc = rockAheadParse(&p, end, argv);
+        if (argc < 0) break;
+        struct redisCommand *cmd = lookupCommand(argv, argc);
+        int stop = cmd == NULL || (cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity ||
+                   rockIsBarrierCommand(cmd);
+        if (!stop && cmd->proc == selectCommand) {
+            long long id;
+            if (getLongLongFromObject(argv[1], &id) == C_OK && id >= 0 && id < server.dbnum)
+                db = server.db + id;
+            else
+                stop = 1;
+        } else if (!stop && (cmd->flags & CMD_MODULE) == 0) {
+            getKeysResult result = GETKEYS_RESULT_INIT;
+            int n = getKeysFromCommandWithSpecs(cmd, argv, argc, GET_KEYSPEC_DEFAULT, &result);
+            for (int j = 0; j < n; j++) {
+                robj *key = argv[result.keys[j].pos];
+                if (sdslen(key->ptr) == 0) continue;
+                dictEntry *de = dictFind(db->dict, key->ptr);
+                if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
+                if (!rockKeyRefNeedsValue(cmd, result.keys[j].flags)) continue;
+                sds skey = rockStorageKey(db->id, key->ptr);
+                if (dictFind(rock_io.inflight, skey) || rockPendingGet(skey)) {
+                    /* In flight already, or in RAM in the pending buffer. */
+                    sdsfree(skey);
+                    continue;
+                }
+                rockReadJob *job = rockNewJob(db, key->ptr, skey);
+                job->ahead = 1;
+                if (fresh == NULL) fresh = listCreate();
+                listAddNodeTail(fresh, job);
+                rock.stats.read_ahead++;
+            }
+            getKeysFreeResult(&result);
+        }
+        for (int j = 0; j < argc; j++) decrRefCount(argv[j]);
+        if (stop) break;
+    }
+    if (fresh == NULL) return;
+    /* One hand-over for all of them: the readers take them in batches. */
+    pthread_mutex_lock(&rock_io.lock);
+    listJoin(rock_io.queue, fresh);
+    pthread_cond_broadcast(&rock_io.cond);
+    pthread_mutex_unlock(&rock_io.lock);
+    listRelease(fresh);
+}
+
+/* Reads queued or in a reader's hands (ROCK REPORT reads_in_flight). */
+long long rockReadsInFlight(void) {
+    return rock_io.jobs ? (long long)listLength(rock_io.jobs) : 0;
 }
 
 /* ---------------------------------------------------------------------------

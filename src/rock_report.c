@@ -99,6 +99,8 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"write_batches", rock.stats.write_batches};
     f[n++] = (rockFigure){"write_errors", rock.stats.write_errors};
     f[n++] = (rockFigure){"write_waits", rock.stats.write_waits};
+    f[n++] = (rockFigure){"read_ahead", rock.stats.read_ahead};
+    f[n++] = (rockFigure){"reads_in_flight", rockReadsInFlight()};
     f[n++] = (rockFigure){"waiting_clients", server.blocked_clients_by_type[BLOCKED_ROCK]};
     f[n++] = (rockFigure){"pending_writes", rockPendingCount()};
     f[n++] = (rockFigure){"pending_bytes", rockPendingBytes()};

@@ -106,8 +106,9 @@ start_server [list tags {"rock external:skip"} overrides [list rock-enabled yes 
         # Once what was pending is committed, more writes may fit: in RAM,
         # and on disk too when the guard tripped while space was only held
         # for a while (a compaction keeps its input files until its output is
-        # complete; eviction resumes once they are deleted). Far more than
-        # the disk holds gets -OOM again, RocksDB still never failing a write.
+        # complete; eviction resumes once they are deleted, so near the
+        # limit it may stop and resume more than once). Far more than the
+        # disk holds gets -OOM again, RocksDB still never failing a write.
         wait_for_condition 50 100 {
             [rock_field pending_writes] == 0
         } else {
@@ -115,7 +116,6 @@ start_server [list tags {"rock external:skip"} overrides [list rock-enabled yes 
         }
         lassign [rock_fill_until_disk_full $n [expr {$n + 100000}]] n err
         assert_match "*OOM*" $err
-        assert_match "*rock-min-free-disk*" [rock_field eviction]
         assert_equal 0 [rock_field write_errors]
         assert_morethan [rock_field cold_keys] 10000
         set ::rock_full_n $n

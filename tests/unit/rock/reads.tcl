@@ -8,6 +8,22 @@ source tests/helpers/rock/util.tcl
 
 proc rock_field {f} { return [dict get [r rock report] $f] }
 
+# Sends commands (a list of lists) as one write, so that the server finds
+# them all in the query buffer at once (the client flushes each command).
+proc rock_send_pipeline {rd cmds} {
+    set buf ""
+    foreach c $cmds {
+        append buf "*[llength $c]\r\n"
+        foreach a $c { append buf "\$[string length $a]\r\n$a\r\n" }
+    }
+    $rd write $buf
+    $rd flush
+}
+
+proc rock_wait_committed {} {
+    wait_for_condition 500 10 { [rock_field pending_writes] == 0 } else { fail "writes never committed" }
+}
+
 start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} {
     set val [string repeat "cold-value-" 20]
 
@@ -397,6 +413,79 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
             assert_equal [expr {[string length "value-$i-"] + 51}] [$rd read]
         }
         $rd close
+    }
+
+    test {Read-ahead: a waiting pipeline's cold values are read at once; replies stay current} {
+        r flushall
+        r config set rock-read-ahead 64
+        for {set i 0} {$i < 20} {incr i} { r set ra:$i "ra-$i-[string repeat x 100]" }
+        r rock evict {*}[r keys ra:*]
+        # All on disk (a value still in the pending buffer is restored from
+        # there when its command runs: no read, ahead or not).
+        rock_wait_committed
+        set before [rock_field read_ahead]
+        r config set rock-debug-read-delay 2000
+        set rd [redis_deferring_client]
+        set cmds {}
+        for {set i 0} {$i < 10} {incr i} { lappend cmds [list get ra:$i] }
+        lappend cmds {set ra:3 new} {del ra:4} {get ra:3} {get ra:4}
+        for {set i 10} {$i < 20} {incr i} { lappend cmds [list get ra:$i] }
+        rock_send_pipeline $rd $cmds
+        # GET ra:0 waits; the other 19 values are read meanwhile, not after.
+        wait_for_condition 200 10 {
+            [rock_field reads_in_flight] == 20
+        } else {
+            fail "reads in flight: [rock_field reads_in_flight], read ahead: [expr {[rock_field read_ahead] - $before}]"
+        }
+        # Not yet parsed, those commands hold no place: another client's
+        # writes run now, and the reads ahead of them must not bring the old
+        # values back.
+        r set ra:15 other
+        r del ra:16
+        r config set rock-debug-read-delay 0
+        for {set i 0} {$i < 10} {incr i} { assert_equal "ra-$i-[string repeat x 100]" [$rd read] }
+        assert_equal OK [$rd read]
+        assert_equal 1 [$rd read]
+        assert_equal new [$rd read]
+        assert_equal {} [$rd read]
+        for {set i 10} {$i < 20} {incr i} {
+            set want [expr {$i == 15 ? "other" : ($i == 16 ? "" : "ra-$i-[string repeat x 100]")}]
+            assert_equal $want [$rd read]
+        }
+        # ra:1..ra:19 once each: SET and DEL need no value, and the GETs
+        # after them find their reads in flight already.
+        assert_equal 19 [expr {[rock_field read_ahead] - $before}]
+        assert_equal 0 [rock_field errors]
+        $rd close
+    }
+
+    test {Read-ahead follows SELECT and is off with rock-read-ahead 0} {
+        r flushall
+        r set a:0 [string repeat a 100]
+        r select 10
+        r set b:0 [string repeat b 100]
+        r set b:1 [string repeat c 100]
+        r rock evict b:0 b:1
+        r select 9
+        r rock evict a:0
+        foreach ahead {64 0} {
+            r config set rock-read-ahead $ahead
+            rock_wait_committed
+            set before [rock_field read_ahead]
+            set rd [redis_deferring_client]
+            rock_send_pipeline $rd {{get a:0} {select 10} {get b:0} {get b:1}}
+            assert_equal [string repeat a 100] [$rd read]
+            assert_equal OK [$rd read]
+            assert_equal [string repeat b 100] [$rd read]
+            assert_equal [string repeat c 100] [$rd read]
+            assert_equal [expr {$ahead ? 2 : 0}] [expr {[rock_field read_ahead] - $before}]
+            $rd close
+            r rock evict a:0
+            r select 10
+            r rock evict b:0 b:1
+            r select 9
+        }
+        r config set rock-read-ahead 64
     }
 }
 
