@@ -667,6 +667,13 @@ static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj
     return queued;
 }
 
+/* The db `SELECT index` switches to, or NULL when index is not a valid one. */
+static redisDb *rockSelectedDb(robj *index) {
+    long long id;
+    if (getLongLongFromObject(index, &id) != C_OK || id < 0 || id >= server.dbnum) return NULL;
+    return server.db + id;
+}
+
 /* Returns C_OK when the command can run now; C_ERR when it must not run now:
  * it was answered with an error, or the client is blocked until its values
  * are back (it then re-runs from processCommand()). */
@@ -700,9 +707,8 @@ int rockPrepareCommand(client *c) {
             for (int j = 0; j < c->mstate.count; j++) {
                 multiCmd *mc = &c->mstate.commands[j];
                 if (mc->cmd->proc == selectCommand && mc->argc == 2) {
-                    long long id;
-                    if (getLongLongFromObject(mc->argv[1], &id) == C_OK && id >= 0 && id < server.dbnum)
-                        db = server.db + id;
+                    redisDb *to = rockSelectedDb(mc->argv[1]);
+                    if (to) db = to;
                     continue;
                 }
                 if (rockIsBarrierCommand(mc->cmd)) barrier = 1;
@@ -852,11 +858,9 @@ static void rockReadAhead(client *c) {
         int stop = cmd == NULL || (cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity ||
                    rockIsBarrierCommand(cmd);
         if (!stop && cmd->proc == selectCommand) {
-            long long id;
-            if (getLongLongFromObject(argv[1], &id) == C_OK && id >= 0 && id < server.dbnum)
-                db = server.db + id;
-            else
-                stop = 1;
+            redisDb *to = rockSelectedDb(argv[1]);
+            if (to) db = to;
+            else stop = 1;
         } else if (!stop && (cmd->flags & CMD_MODULE) == 0) {
             getKeysResult result = GETKEYS_RESULT_INIT;
             int n = getKeysFromCommandWithSpecs(cmd, argv, argc, GET_KEYSPEC_DEFAULT, &result);
