@@ -433,7 +433,11 @@ void rockResetStore(void) {
 void rockShutdown(void) {
     if (!rock.db) return;
     rockForkStreamStop(1);
-    rockWriteStop();
+    /* Writes still queued are dropped, not committed: RocksDB is wiped at
+     * the next start, and whatever persistence the shutdown did is done. A
+     * write backlog (a stalled or full disk) must not hold up the exit. */
+    long long dropped = rockWriteHalt();
+    if (dropped) serverLog(LL_NOTICE, "rock: %lld queued RocksDB writes dropped at shutdown", dropped);
     rockReadPause();
     rocksdb_close(rock.db);
     rock.db = NULL;

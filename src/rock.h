@@ -127,6 +127,26 @@ void rockCron(void);
  * shared per module type, so TYPE and OBJECT still see the module type). */
 extern char rock_module_cold_marker;
 
+/* A thread of the tier sleeps up to `ms` on `cond` (created with
+ * CLOCK_MONOTONIC), less when *stop is set under `lock` and `cond`
+ * broadcast. Returns the stop flag. Used for a writer's retry wait and the
+ * debug delays, so that shutdown never waits them out. */
+static inline int rockThreadSleep(pthread_mutex_t *lock, pthread_cond_t *cond, int *stop, long long ms) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (ms % 1000) * 1000000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(lock);
+    while (!*stop && pthread_cond_timedwait(cond, lock, &deadline) != ETIMEDOUT);
+    int stopped = *stop;
+    pthread_mutex_unlock(lock);
+    return stopped;
+}
+
 /* True when `o` is a cold sentinel: the value lives in RocksDB. */
 static inline int rockIsCold(const robj *o) {
     if (o->type == OBJ_MODULE)
@@ -168,8 +188,7 @@ long long rockColdKeys(void);
 
 /* rock_write.c: the writer thread and the pending buffer. */
 void rockWriteStart(void);
-void rockWriteStop(void);
-void rockWriteHalt(void);
+long long rockWriteHalt(void);
 void rockWriteResume(void);
 int rockWriteDirty(void);
 void rockWritePut(sds skey, sds rec);

@@ -72,7 +72,8 @@ static struct {
     pthread_t *threads;
     int nthreads;
     pthread_mutex_t lock;     /* guards queue, done, stop */
-    pthread_cond_t cond;
+    pthread_cond_t cond;      /* queue has work, or stop */
+    pthread_cond_t stop_cond; /* wakes the debug delay early: stop only */
     list *queue;              /* jobs waiting for a reader */
     list *done;               /* jobs read, waiting for the main thread */
     int stop;
@@ -130,7 +131,8 @@ static void *rockReaderMain(void *arg) {
         pthread_mutex_unlock(&rock_io.lock);
 
         /* Tests widen the window in which a read is in flight. */
-        if (rock.debug_read_delay_ms) usleep(rock.debug_read_delay_ms * 1000);
+        if (rock.debug_read_delay_ms)
+            rockThreadSleep(&rock_io.lock, &rock_io.stop_cond, &rock_io.stop, rock.debug_read_delay_ms);
         for (int j = 0; j < n; j++) {
             keys[j] = batch[j]->skey;
             klens[j] = sdslen(batch[j]->skey);
@@ -921,6 +923,11 @@ void rockReadStart(void) {
     }
     pthread_mutex_init(&rock_io.lock, NULL);
     pthread_cond_init(&rock_io.cond, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&rock_io.stop_cond, &attr);
+    pthread_condattr_destroy(&attr);
     rock_io.queue = listCreate();
     rock_io.done = listCreate();
     rock_io.jobs = listCreate();
@@ -937,6 +944,7 @@ void rockReadPause(void) {
     pthread_mutex_lock(&rock_io.lock);
     rock_io.stop = 1;
     pthread_cond_broadcast(&rock_io.cond);
+    pthread_cond_broadcast(&rock_io.stop_cond);
     pthread_mutex_unlock(&rock_io.lock);
     for (int j = 0; j < rock_io.nthreads; j++) pthread_join(rock_io.threads[j], NULL);
     zfree(rock_io.threads);

@@ -76,7 +76,7 @@ static struct {
     pthread_mutex_t lock;     /* guards queue, done, stop */
     pthread_cond_t cond;      /* queue has work, or stop */
     pthread_cond_t done_cond; /* a batch was handed back */
-    pthread_cond_t retry_cond;/* wakes a retry wait early: stop only */
+    pthread_cond_t retry_cond;/* wakes the writer's sleeps early: stop only */
     list *queue;              /* rockWriteOp waiting for the writer */
     list *done;               /* rockWriteBatch waiting for the main thread */
     int stop;
@@ -177,7 +177,8 @@ static void *rockWriterMain(void *arg) {
         pthread_mutex_unlock(&rock_wr.lock);
 
         /* Tests widen the window in which values are pending. */
-        if (rock.debug_write_delay_ms) usleep(rock.debug_write_delay_ms * 1000);
+        if (rock.debug_write_delay_ms)
+            rockThreadSleep(&rock_wr.lock, &rock_wr.retry_cond, &rock_wr.stop, rock.debug_write_delay_ms);
         rockCommitBatch(b);
         while (b->err) {
             /* Tell the main thread, then retry this same batch: later ones
@@ -188,15 +189,7 @@ static void *rockWriterMain(void *arg) {
             notice->err = b->err;
             b->err = NULL;
             rockHandBack(notice);
-            pthread_mutex_lock(&rock_wr.lock);
-            struct timespec deadline;
-            clock_gettime(CLOCK_MONOTONIC, &deadline);
-            deadline.tv_sec += ROCK_WRITE_RETRY_MS / 1000;
-            while (!rock_wr.stop &&
-                   pthread_cond_timedwait(&rock_wr.retry_cond, &rock_wr.lock, &deadline) != ETIMEDOUT);
-            int stop = rock_wr.stop;
-            pthread_mutex_unlock(&rock_wr.lock);
-            if (stop) {
+            if (rockThreadSleep(&rock_wr.lock, &rock_wr.retry_cond, &rock_wr.stop, ROCK_WRITE_RETRY_MS)) {
                 b->dropped = 1;
                 break;
             }
@@ -546,19 +539,16 @@ static void rockWriteJoin(void) {
     rock_wr.stop = 0;
 }
 
-/* Commit what is queued, then stop the writer (before RocksDB closes). */
-void rockWriteStop(void) {
-    if (!rock_wr.started) return;
-    rockWriteFlush();
-    rockWriteJoin();
-}
-
 /* Stop the writer and throw away every queued write and pending value: all
- * of them belong to storage ids that were just dropped (rockResetStore). */
-void rockWriteHalt(void) {
-    if (!rock_wr.started) return;
+ * of them belong to storage ids that were just dropped (rockResetStore), or
+ * RocksDB is about to close for good (shutdown: it is wiped at the next
+ * start, and the dataset is in the RDB/AOF). A batch already being committed
+ * finishes first. Returns how many queued writes were dropped. */
+long long rockWriteHalt(void) {
+    if (!rock_wr.started) return 0;
     pthread_mutex_lock(&rock_wr.lock);
     list *queue = rock_wr.queue;
+    long long dropped = listLength(queue);
     rock_wr.queue = listCreate();
     pthread_mutex_unlock(&rock_wr.lock);
     listNode *ln;
@@ -583,6 +573,7 @@ void rockWriteHalt(void) {
     dictReleaseIterator(di);
     rock_wr.failures = 0;
     rockSetWriteError(NULL, 0);
+    return dropped;
 }
 
 /* Was anything written since RocksDB was created? */
