@@ -82,6 +82,26 @@ static int rockRemoveTree(const char *path) {
     return nftw(path, rockRemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Remove everything inside the directory `path` but the entry named `keep`.
+ * Returns -1 (errno set) on the first failure. */
+static int rockEmptyDirExcept(const char *path, const char *keep) {
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    struct dirent *de;
+    int ret = 0;
+    while (ret == 0 && (errno = 0, de = readdir(d)) != NULL) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, keep)) continue;
+        sds entry = sdscatfmt(sdsempty(), "%s/%s", path, de->d_name);
+        ret = rockRemoveTree(entry);
+        sdsfree(entry);
+    }
+    if (ret == 0 && errno != 0) ret = -1; /* readdir failed */
+    int saved = errno;
+    closedir(d);
+    errno = saved;
+    return ret;
+}
+
 /* True if `path` is a directory with no entries. */
 static int rockDirIsEmpty(const char *path) {
     DIR *d = opendir(path);
@@ -403,16 +423,15 @@ void rockResetStore(void) {
     rockWriteHalt();
     rocksdb_close(rock.db);
     rock.db = NULL;
-    if (rockRemoveTree(rock.db_path) == -1 || mkdir(rock.db_path, 0755) == -1) {
-        serverLog(LL_WARNING, "rock: can't recreate '%s': %s; the SSD tier is off until restart",
+    /* The folder and its marker stay: only RocksDB's files go. A marker
+     * removed and not recreated (no file descriptor left, say) would make
+     * the next start refuse to wipe the folder. */
+    if (rockEmptyDirExcept(rock.db_path, ROCK_MARKER_FILE) == -1) {
+        serverLog(LL_WARNING, "rock: can't empty '%s': %s; the SSD tier is off until restart",
                   rock.db_path, strerror(errno));
         rockReadResume(); /* queued reads (all void) complete as errors */
         return;
     }
-    sds marker = sdscatfmt(sdsempty(), "%s/%s", rock.db_path, ROCK_MARKER_FILE);
-    int mfd = open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (mfd != -1) close(mfd);
-    sdsfree(marker);
     rock.db = rocksdb_open(rock.opts, rock.db_path, &err);
     if (err != NULL) {
         serverLog(LL_WARNING, "rock: can't reopen RocksDB in '%s': %s; the SSD tier is off until restart",
@@ -436,8 +455,11 @@ void rockShutdown(void) {
     /* Writes still queued are dropped, not committed: RocksDB is wiped at
      * the next start, and whatever persistence the shutdown did is done. A
      * write backlog (a stalled or full disk) must not hold up the exit. */
+    long long outstanding = rockWriteOutstanding();
     long long dropped = rockWriteHalt();
-    if (dropped) serverLog(LL_NOTICE, "rock: %lld queued RocksDB writes dropped at shutdown", dropped);
+    if (outstanding)
+        serverLog(LL_NOTICE, "rock: shutdown with %lld RocksDB writes not committed: %lld dropped, "
+                  "the rest finished their batch", outstanding, dropped);
     rockReadPause();
     rocksdb_close(rock.db);
     rock.db = NULL;

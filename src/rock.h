@@ -127,6 +127,17 @@ void rockCron(void);
  * shared per module type, so TYPE and OBJECT still see the module type). */
 extern char rock_module_cold_marker;
 
+/* Every thread of the tier starts with this: its name (as in `top -H`),
+ * and SIGALRM blocked, as upstream's bio.c does, so that the watchdog's
+ * signal always lands on the main thread and reports its stack. */
+static inline void rockThreadInit(const char *title) {
+    redis_set_thread_title(title);
+    sigset_t sigset;
+    sigemptyset(&sigset);
+    sigaddset(&sigset, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &sigset, NULL);
+}
+
 /* A thread of the tier sleeps up to `ms` on `cond` (created with
  * CLOCK_MONOTONIC), less when *stop is set under `lock` and `cond`
  * broadcast. Returns the stop flag. Used for a writer's retry wait and the
@@ -189,6 +200,7 @@ long long rockColdKeys(void);
 /* rock_write.c: the writer thread and the pending buffer. */
 void rockWriteStart(void);
 long long rockWriteHalt(void);
+long long rockWriteOutstanding(void);
 void rockWriteResume(void);
 int rockWriteDirty(void);
 void rockWritePut(sds skey, sds rec);

@@ -63,8 +63,8 @@ static struct {
     /* Parent: the stream thread. */
     pthread_t thread;
     int running;              /* a thread was started and not joined */
-    volatile int cancel;
-    volatile int finished;    /* set by the thread as it ends */
+    redisAtomic int cancel;   /* set by the main thread: stop streaming */
+    redisAtomic int finished; /* set by the thread as it ends */
     char *error;              /* RocksDB iteration error (after join) */
 
     /* Child: reading the stream. */
@@ -77,6 +77,18 @@ static struct {
 /* ---------------------------------------------------------------------------
  * Parent
  * ------------------------------------------------------------------------ */
+
+static int rockForkFinished(void) {
+    int v;
+    atomicGet(rock_fork.finished, v);
+    return v;
+}
+
+static int rockForkCancelled(void) {
+    int v;
+    atomicGet(rock_fork.cancel, v);
+    return v;
+}
 
 static void rockForkReleaseSnapshot(void) {
     if (rock_fork.iter) rocksdb_iter_destroy(rock_fork.iter);
@@ -93,14 +105,14 @@ static void rockForkReleaseSnapshot(void) {
  * first. Returns once no thread runs. */
 void rockForkStreamStop(int cancel) {
     if (!rock_fork.running) return;
-    if (cancel) rock_fork.cancel = 1;
+    if (cancel) atomicSet(rock_fork.cancel, 1);
     pthread_join(rock_fork.thread, NULL);
     rock_fork.running = 0;
     if (rock_fork.error) {
         serverLog(LL_WARNING, "rock: streaming cold values to the child failed: %s", rock_fork.error);
         zfree(rock_fork.error);
         rock_fork.error = NULL;
-    } else if (cancel && !rock_fork.finished) {
+    } else if (cancel && !rockForkFinished()) {
         serverLog(LL_NOTICE, "rock: stopped streaming cold values to the child");
     }
     rockForkReleaseSnapshot();
@@ -110,7 +122,7 @@ void rockForkStreamStop(int cancel) {
  * joined here.) */
 int rockForkStreaming(void) {
     if (!rock_fork.running) return 0;
-    if (rock_fork.finished) {
+    if (rockForkFinished()) {
         rockForkStreamStop(0);
         return 0;
     }
@@ -121,7 +133,7 @@ int rockForkStreaming(void) {
  * cancelled or when the child is gone (EPIPE). */
 static int rockStreamWrite(int fd, const char *buf, size_t len) {
     while (len) {
-        if (rock_fork.cancel) return -1;
+        if (rockForkCancelled()) return -1;
         ssize_t n = write(fd, buf, len);
         if (n > 0) {
             buf += n;
@@ -158,7 +170,7 @@ static int rockStreamPutLen(rockStreamOut *o, uint32_t v) {
 
 static void *rockStreamThread(void *arg) {
     UNUSED(arg);
-    redis_set_thread_title("rock-fork-stream");
+    rockThreadInit("rock-fork-stream");
     rockStreamOut o = {rock_fork.fds[1], zmalloc(ROCK_STREAM_BUF), 0};
     rocksdb_iterator_t *it = rock_fork.iter;
     int ok = 1;
@@ -197,7 +209,7 @@ static void *rockStreamThread(void *arg) {
     rock_fork.iter = NULL;
     rocksdb_release_snapshot(rock.db, rock_fork.snap);
     rock_fork.snap = NULL;
-    rock_fork.finished = 1;
+    atomicSet(rock_fork.finished, 1);
     return NULL;
 }
 
@@ -250,8 +262,8 @@ void rockForkParent(int childpid) {
         rockForkReleaseSnapshot();
         return;
     }
-    rock_fork.cancel = 0;
-    rock_fork.finished = 0;
+    atomicSet(rock_fork.cancel, 0);
+    atomicSet(rock_fork.finished, 0);
     if (pthread_create(&rock_fork.thread, NULL, rockStreamThread, NULL) != 0) {
         /* The child will find the stream closed and fail its save. */
         serverLog(LL_WARNING, "rock: can't start the thread streaming cold values to the child");

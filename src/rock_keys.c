@@ -16,6 +16,8 @@
 
 #include "server.h"
 
+static int rockCommandSetsAccess(struct redisCommand *cmd);
+
 /* ---------------------------------------------------------------------------
  * Which keys need their value
  * ------------------------------------------------------------------------ */
@@ -198,13 +200,26 @@ robj *rockEntryValue(redisDb *db, dictEntry *de) {
  * need the value (EXISTS, TYPE, TTL, SET overwrite, ...). */
 robj *rockLookupCold(redisDb *db, robj *key, robj *val) {
     if (rock.existence_only) return val;
-    client *c = rock.executing_client;
+    /* While loading, commands of an AOF run without call() (the executing
+     * client, if any, is the one that sent DEBUG LOADAOF): whatever the
+     * command, it gets the value, and the value counts as modified. */
+    client *c = server.loading ? NULL : rock.executing_client;
     if (c && c->cmd && !rockKeyNeedsValue(c->cmd, c->argv, c->argc, key->ptr))
         return val;
     dictEntry *de = dictFind(db->dict, key->ptr);
     serverAssert(de != NULL);
     rock.stats.sync_loads++;
     robj *loaded = rockLoadEntry(db, de);
+    /* Paged in while the command runs: rockCallEnter() saw no hot-clean key
+     * then and may not have noted the command's keys. A write command may
+     * change the value without signalModifiedKey() (stream consumer groups:
+     * XACK, XCLAIM, XGROUP), and a caller we can't tell at all (AOF replay
+     * calls commands directly) may too: from here the disk copy is not to
+     * be trusted, or an eviction would drop the value as clean and serve
+     * the stale copy afterwards. */
+    if (loaded && (c == NULL || c->cmd == NULL || (c->cmd->flags & CMD_WRITE) ||
+                   rockCommandSetsAccess(c->cmd)))
+        rockKeyModified(db, key);
     /* A failed read (logged and counted) leaves the key cold; the lookup
      * then reports the key as missing for this one command. Declared keys
      * never get here: rockPrepareCommand() fails the command before it runs. */

@@ -108,7 +108,7 @@ static dictType rockQueueDictType = {
 
 static void *rockReaderMain(void *arg) {
     UNUSED(arg);
-    redis_set_thread_title("rock_reader");
+    rockThreadInit("rock_reader");
     rockReadJob *batch[ROCK_READ_BATCH];
     const char *keys[ROCK_READ_BATCH];
     size_t klens[ROCK_READ_BATCH], vlens[ROCK_READ_BATCH];
@@ -357,9 +357,15 @@ void rockMasterLinkLost(client *c) {
 }
 
 /* commandProcessed(): the client's command is over (run, or rejected when it
- * re-ran: -OOM, -BUSY, a redirect...); it no longer holds places. */
+ * re-ran: -OOM, -NOPERM, -BUSY, a redirect...); it no longer holds places,
+ * and the values paged in for it are evictable again. A rejected re-run
+ * never reaches rockPrepareCommand(), which unpins a command that runs: a
+ * client whose every command gets -OOM would otherwise keep its values in
+ * RAM for good. */
 void rockCommandProcessed(client *c) {
-    if (c->rock && listLength(c->rock->places)) rockLeaveQueues(c);
+    if (c->rock == NULL) return;
+    if (listLength(c->rock->places)) rockLeaveQueues(c);
+    if (listLength(c->rock->pins)) rockUnpinAll(c);
 }
 
 /* unblockClient() of a BLOCKED_ROCK client: when reads are still pending

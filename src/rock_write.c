@@ -154,7 +154,7 @@ static void rockHandBack(rockWriteBatch *b) {
 
 static void *rockWriterMain(void *arg) {
     UNUSED(arg);
-    redis_set_thread_title("rock_writer");
+    rockThreadInit("rock_writer");
     while (1) {
         pthread_mutex_lock(&rock_wr.lock);
         while (!rock_wr.stop && listLength(rock_wr.queue) == 0)
@@ -402,8 +402,12 @@ static void rockWriteCompletions(aeEventLoop *el, int fd, void *privdata, int ma
  * writes fail. For ROCK EVICT, ROCK DISKKEYS, evict-all and shutdown. */
 void rockWriteFlush(void) {
     if (!rock_wr.started) return;
-    long long failures = rock_wr.failures;
-    while (rock_wr.outstanding > 0 && rock_wr.failures == failures) {
+    /* A new failure notice ends the wait. Counted by write_errors, which
+     * only grows while this waits: rock_wr.failures is reset by the first
+     * batch that succeeds, so a wait that began while writes failed would
+     * end at their recovery with batches still queued. */
+    long long notices = rock.stats.write_errors;
+    while (rock_wr.outstanding > 0 && rock.stats.write_errors == notices) {
         pthread_mutex_lock(&rock_wr.lock);
         while (listLength(rock_wr.done) == 0)
             pthread_cond_wait(&rock_wr.done_cond, &rock_wr.lock);
@@ -574,6 +578,11 @@ long long rockWriteHalt(void) {
     rock_wr.failures = 0;
     rockSetWriteError(NULL, 0);
     return dropped;
+}
+
+/* Writes queued or being committed. */
+long long rockWriteOutstanding(void) {
+    return rock_wr.started ? rock_wr.outstanding : 0;
 }
 
 /* Was anything written since RocksDB was created? */

@@ -78,7 +78,7 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-v
         # for them (it took 20 s per write batch when shutdown committed the
         # queue first, and a reader's delay could not be cut short).
         shutdown_wait_exit $pid 5000 "SHUTDOWN NOSAVE"
-        verify_log_message 0 "*queued RocksDB writes dropped at shutdown*" 0
+        verify_log_message 0 "*rock: shutdown with * RocksDB writes not committed*" 0
         verify_log_message 0 "*rock: RocksDB closed*" 0
         foreach rd $clients { catch {$rd close} }
     }
@@ -95,7 +95,7 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-v
         exec kill -TERM $pid
         shutdown_wait_exit $pid 5000 SIGTERM
         verify_log_message 0 "*DB saved on disk*" 0
-        verify_log_message 0 "*queued RocksDB writes dropped at shutdown*" 0
+        verify_log_message 0 "*rock: shutdown with * RocksDB writes not committed*" 0
         foreach rd $clients { catch {$rd close} }
 
         restart_server 0 true false

@@ -229,6 +229,33 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set rock-debug-read-delay 0
     }
 
+    test {A command rejected when it re-runs leaves its values evictable (no pin left behind)} {
+        # The value paged in for a waiting command is pinned until that
+        # command runs; a re-run rejected before it runs (-NOPERM here, -OOM
+        # or a redirect alike) never runs, and must unpin too, or a client
+        # whose commands keep getting -OOM holds its values in RAM for good.
+        r flushall
+        r set k $val
+        r rock evict k
+        r acl setuser pinner on nopass ~* +@all
+        r config set rock-debug-read-delay 300
+        set rd [redis_deferring_client]
+        $rd auth pinner x
+        assert_equal OK [$rd read]
+        $rd append k more
+        rock_wait_blocked 1
+        r acl setuser pinner -append
+        assert_error "*NOPERM*" {$rd read}
+        assert_equal hot-clean [r rock status k]
+        # Not pinned: it moves to disk at once.
+        assert_equal 1 [r rock evict k]
+        assert_equal cold [r rock status k]
+        assert_equal $val [r get k]
+        $rd close
+        r acl deluser pinner
+        r config set rock-debug-read-delay 0
+    }
+
     test {FLUSHALL, FLUSHDB and their ASYNC forms wait behind the reads in flight} {
         foreach flush {{flushall} {flushall async} {flushdb} {flushdb async}} {
             r flushall

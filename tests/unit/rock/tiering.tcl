@@ -256,6 +256,25 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set maxmemory-policy noeviction
     } {OK} {needs:debug needs:save}
 
+    test {Overwriting a cold value under an LFU policy gives the new value a fresh counter} {
+        # Upstream's dbOverwrite() passes the old value's LFU field on to
+        # the new one; a cold key's old value is the shared cold marker,
+        # whose field belongs to no key (this server started under an LRU
+        # policy: it holds an LRU clock, read as LFU it is noise).
+        r flushall
+        r config set maxmemory-policy allkeys-lfu
+        for {set i 0} {$i < 20} {incr i} {
+            r set k$i [string repeat x 300]
+            r rock evict k$i
+            r exists k$i ;# metadata access: the marker is looked up, not read
+            r set k$i [string repeat y 300]
+            assert_equal hot [r rock status k$i]
+            # A new value's counter: LFU_INIT_VAL, no time elapsed.
+            assert_equal 5 [r object freq k$i]
+        }
+        r config set maxmemory-policy noeviction
+    }
+
     test {Delete, overwrite, expire and flush reclaim disk records} {
         r flushall
         for {set i 0} {$i < 100} {incr i} { r set k$i [string repeat x 200] }
