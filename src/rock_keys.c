@@ -226,6 +226,34 @@ robj *rockLookupCold(redisDb *db, robj *key, robj *val) {
     return loaded;
 }
 
+/* A command a script or a module runs (scriptCall(), RM_Call()), right
+ * before call(): the values it needs that are cold (a script's undeclared
+ * keys; declared ones were paged in before the script started) are paged
+ * in here, synchronously. A failed read refuses the command with *err (when
+ * err is not NULL) rather than run it without its value: a write would take
+ * the key for missing and assert creating it over the one on disk. */
+int rockPrepareNested(client *c, sds *err) {
+    if (!rock.db || rockColdKeys() == 0) return C_OK;
+    getKeysResult result = GETKEYS_RESULT_INIT;
+    int n = getKeysFromCommandWithSpecs(c->cmd, c->argv, c->argc, GET_KEYSPEC_DEFAULT, &result);
+    int ret = C_OK;
+    for (int j = 0; j < n && ret == C_OK; j++) {
+        robj *key = c->argv[result.keys[j].pos];
+        if (!sdsEncodedObject(key)) continue;
+        dictEntry *de = dictFind(c->db->dict, key->ptr);
+        if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
+        if (!rockKeyNeedsValue(c->cmd, c->argv, c->argc, key->ptr)) continue;
+        rock.stats.sync_loads++;
+        if (rockLoadEntry(c->db, de) == NULL) {
+            if (err) *err = sdscatfmt(sdsempty(), "rock: can't read the value of '%S' from disk (see the server log)",
+                                      (sds)key->ptr);
+            ret = C_ERR;
+        }
+    }
+    getKeysFreeResult(&result);
+    return ret;
+}
+
 /* getNodeByQuery(): in a migrating or importing slot, is the key here? An
  * existence check: a cold key counts without being read (a read would be
  * synchronous, before the command runs, and a failed one would send the

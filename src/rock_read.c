@@ -685,19 +685,23 @@ static redisDb *rockSelectedDb(robj *index) {
 /* Returns C_OK when the command can run now; C_ERR when it must not run now:
  * it was answered with an error, or the client is blocked until its values
  * are back (it then re-runs from processCommand()). */
+/* A read for the client's command failed: the command gets an error before
+ * it runs, and gives up its pins and places. */
+static int rockFailCommand(client *c, int is_exec) {
+    addReplyErrorFormat(c, "rock: can't read the value of '%s' from disk (see the server log)",
+                        c->rock->failed_key);
+    sdsfree(c->rock->failed_key);
+    c->rock->failed_key = NULL;
+    rockUnpinAll(c);
+    rockLeaveQueues(c);
+    if (is_exec) discardTransaction(c);
+    return C_ERR;
+}
+
 int rockPrepareCommand(client *c) {
     int is_exec = c->cmd->proc == execCommand && (c->flags & CLIENT_MULTI);
 
-    if (c->rock && c->rock->failed_key) {
-        addReplyErrorFormat(c, "rock: can't read the value of '%s' from disk (see the server log)",
-                            c->rock->failed_key);
-        sdsfree(c->rock->failed_key);
-        c->rock->failed_key = NULL;
-        rockUnpinAll(c);
-        rockLeaveQueues(c);
-        if (is_exec) discardTransaction(c);
-        return C_ERR;
-    }
+    if (c->rock && c->rock->failed_key) return rockFailCommand(c, is_exec);
     if (!rock.db || (rockColdKeys() == 0 && dictSize(rock_io.queues) == 0)) {
         rockUnpinAll(c);
         return C_OK;
@@ -765,6 +769,13 @@ int rockPrepareCommand(client *c) {
         }
     }
 
+    if (queued == 0 && c->rock && c->rock->failed_key) {
+        /* A value in the pending buffer could not be restored (nothing was
+         * queued for it): fail the command now, not run it without its
+         * value, nor fail the client's next command instead. */
+        listRelease(locks);
+        return rockFailCommand(c, is_exec);
+    }
     if (queued == 0 && !behind) {
         /* Runs now: make way for whoever waits behind it. */
         listRelease(locks);

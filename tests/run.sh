@@ -211,9 +211,10 @@ for s in $suites; do
         run_suite "$s" yes --skipfile "$skiplist_ea" --config rock-enabled yes \
             --config rock-debug-evict-all yes --config rock-min-value-size 0 "${sub[@]}" ;;
     rock)
-        # unit/rock/modules.tcl loads the upstream test module datatype.so.
-        make -C "$tree/tests/modules" datatype.so > "$logs/modules-build.log" 2>&1 \
-            || { echo "run.sh: building tests/modules/datatype.so failed:"; tail -20 "$logs/modules-build.log"; }
+        # unit/rock/modules.tcl loads the upstream test module datatype.so,
+        # integration/rock/errors.tcl aclcheck.so (RM_Call).
+        make -C "$tree/tests/modules" datatype.so aclcheck.so > "$logs/modules-build.log" 2>&1 \
+            || { echo "run.sh: building the test modules failed:"; tail -20 "$logs/modules-build.log"; }
         # integration/rock/stock-replica.tcl replicates to a stock 7.0.15
         # built from the same tarball without our patches.
         need_stock

@@ -7,6 +7,10 @@ source tests/helpers/rock/util.tcl
 
 proc rock_field {f} { return [dict get [r rock report] $f] }
 
+# Upstream's test module with RM_Call commands that declare no key
+# (tests/modules/aclcheck.so, built by tests/run.sh).
+set ::rock_aclcheck_module [file normalize tests/modules/aclcheck.so]
+
 set ::rock_pool {}
 for {set p 0} {$p < 64} {incr p} {
     set v ""
@@ -67,7 +71,7 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block
                 assert_equal [rock_value $i] $res
             }
         }
-        assert_morethan [llength $failed] 0
+        assert_morethan [llength $failed] 3
         assert_morethan [rock_field errors] 0
         verify_log_message 0 "*rock: RocksDB read failed*" 0
         set ::rock_failed $failed
@@ -98,5 +102,34 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block
         catch {r exec} res
         assert_match "*can't read the value of 'k$i'*" $res
         assert_equal 0 [r get marker]
+    }
+
+    test {A script's write to an undeclared damaged key fails the call, not the server} {
+        # Undeclared: not paged in before the script; its command's read
+        # happens right before it runs inside the script. Without a value a
+        # write would take the key for missing and create it over the one
+        # on disk (an assertion: the server used to crash here).
+        set i [lindex $::rock_failed 2]
+        set before [r get marker]
+        assert_error "*can't read the value of 'k$i'*" {
+            r eval {redis.call('incr', 'marker'); return redis.call('append', ARGV[1], 'x')} 0 k$i
+        }
+        assert_equal [expr {$before + 1}] [r get marker]
+        # pcall sees the error as a reply and goes on.
+        assert_match "*can't read the value of 'k$i'*" \
+            [r eval {local ok = redis.pcall('lpush', ARGV[1], 'x'); return ok['err']} 0 k$i]
+        assert_equal cold [r rock status k$i]
+        assert_equal string [r type k$i]
+        assert_equal PONG [r ping]
+    }
+
+    test {A module's RM_Call on an undeclared damaged key fails the call, not the server} {
+        r module load $::rock_aclcheck_module
+        set i [lindex $::rock_failed 3]
+        assert_error "*can't read the value of 'k$i'*" {r aclcheck.rm_call_with_errors append k$i x}
+        # Without the E flag RM_Call returns NULL with errno EIO (5).
+        assert_error "*errno=5*" {r aclcheck.rm_call append k$i x}
+        assert_equal cold [r rock status k$i]
+        assert_equal PONG [r ping]
     }
 }
