@@ -202,6 +202,8 @@ long long rockColdKeys(void);
 void rockWriteStart(void);
 long long rockWriteHalt(void);
 long long rockWriteOutstanding(void);
+void rockWriteDetachChild(void);
+void rockReadDetachChild(void);
 void rockWriteResume(void);
 int rockWriteDirty(void);
 void rockWritePut(sds skey, sds rec);

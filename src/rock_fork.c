@@ -279,8 +279,18 @@ void rockForkParent(int childpid) {
  * Child
  * ------------------------------------------------------------------------ */
 
-/* redisFork(), in the child, after fork(). */
+/* redisFork(), in the child, after fork(), whatever the child is for (RDB,
+ * AOF rewrite, a SCRIPT DEBUG session, a module's RM_Fork). The tier is
+ * inert here: RocksDB and the tier's threads belong to the parent (a lock
+ * one of them held at fork time would never be released), so no RocksDB
+ * call, no eviction to disk, no queued write or read. Cold values come
+ * from the stream (RDB, AOF) or the pending buffer in the child's copy of
+ * memory; any other read of a cold value fails with an error. */
 void rockForkChild(void) {
+    rock.db = NULL;
+    rock.cache = NULL; /* its mutexes too */
+    rockReadDetachChild();
+    rockWriteDetachChild();
     if (!rock_fork.prepared) return;
     rock_fork.prepared = 0;
     close(rock_fork.fds[1]);

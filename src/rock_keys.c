@@ -233,7 +233,7 @@ robj *rockLookupCold(redisDb *db, robj *key, robj *val) {
  * err is not NULL) rather than run it without its value: a write would take
  * the key for missing and assert creating it over the one on disk. */
 int rockPrepareNested(client *c, sds *err) {
-    if (!rock.db || rockColdKeys() == 0) return C_OK;
+    if (rockColdKeys() == 0) return C_OK;
     getKeysResult result = GETKEYS_RESULT_INIT;
     int n = getKeysFromCommandWithSpecs(c->cmd, c->argv, c->argc, GET_KEYSPEC_DEFAULT, &result);
     int ret = C_OK;
@@ -419,7 +419,7 @@ void rockCallLeave(client *c, client *prev, long long dirty_before) {
 
 long long rockColdKeys(void) {
     long long cold = 0;
-    if (!rock.db) return 0;
+    if (!rock.dbs) return 0; /* a forked child has cold keys and no rock.db */
     for (int j = 0; j < server.dbnum; j++) cold += rock.dbs[j].cold;
     return cold;
 }

@@ -509,6 +509,7 @@ static void rockCompleteJob(rockReadJob *job) {
 
 static void rockReadCompletions(aeEventLoop *el, int fd, void *privdata, int mask) {
     UNUSED(el); UNUSED(privdata); UNUSED(mask);
+    if (server.in_fork_child) return; /* the parent's wake-up */
     char buf[64];
     while (read(fd, buf, sizeof(buf)) > 0);
 
@@ -978,6 +979,14 @@ static void rockReadStartThreads(void) {
             exit(1);
         }
     }
+}
+
+/* In a forked child: the reader threads do not exist. The wake-up pipe is
+ * the parent's; it stays registered (the epoll instance is shared with the
+ * parent: unregistering it here would unregister it there), and its handler
+ * does nothing in a child. */
+void rockReadDetachChild(void) {
+    rock_io.threads = NULL;
 }
 
 void rockReadResume(void) {

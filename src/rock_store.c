@@ -256,6 +256,14 @@ void rockDbDeleteSid(uint32_t sid) {
 sds rockDbGet(const sds skey, int *found) {
     char *err = NULL;
     size_t len;
+    if (rock.db == NULL) {
+        /* A forked child (rockForkDetachChild()): RocksDB belongs to the
+         * parent and its threads, none of which exist here. */
+        rock.stats.errors++;
+        serverLog(LL_WARNING, "rock: a forked child can't read a cold value from RocksDB");
+        *found = 1;
+        return NULL;
+    }
     char *v = rocksdb_get(rock.db, rock.ropts, skey, sdslen(skey), &len, &err);
     if (err) {
         rockNoteError("read", err);

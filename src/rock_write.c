@@ -392,6 +392,7 @@ static void rockWriteCompletionsApply(void) {
 
 static void rockWriteCompletions(aeEventLoop *el, int fd, void *privdata, int mask) {
     UNUSED(el); UNUSED(privdata); UNUSED(mask);
+    if (server.in_fork_child) return; /* the parent's wake-up */
     char buf[64];
     while (read(fd, buf, sizeof(buf)) > 0);
     rockWriteCompletionsApply();
@@ -578,6 +579,17 @@ long long rockWriteHalt(void) {
     rock_wr.failures = 0;
     rockSetWriteError(NULL, 0);
     return dropped;
+}
+
+/* In a forked child: the writer thread does not exist. The wake-up pipe is
+ * the parent's and stays registered (the epoll instance is shared with the
+ * parent), its handler does nothing in a child; the disk timer is the
+ * child's own copy and goes. Nothing is queued from here on (rock.db is
+ * NULL in a child). */
+void rockWriteDetachChild(void) {
+    if (!rock_wr.started) return;
+    if (rock_wr.disk_timer != AE_ERR) aeDeleteTimeEvent(server.el, rock_wr.disk_timer);
+    rock_wr.started = 0;
 }
 
 /* Writes queued or being committed. */
