@@ -57,6 +57,7 @@ typedef struct rockStats {
     long long write_waits;  /* event loop waited for the writer (backlog) */
     long long store_resets; /* RocksDB replaced by an empty one (FLUSHALL) */
     long long read_ahead;   /* reads queued ahead for a pipeline's next commands */
+    long long master_resyncs; /* master links dropped: a read for its command failed */
 } rockStats;
 
 struct rockState {

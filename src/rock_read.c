@@ -687,10 +687,22 @@ static redisDb *rockSelectedDb(robj *index) {
  * it was answered with an error, or the client is blocked until its values
  * are back (it then re-runs from processCommand()). */
 /* A read for the client's command failed: the command gets an error before
- * it runs, and gives up its pins and places. */
+ * it runs, and gives up its pins and places. A replica never skips a write
+ * of its master's stream: the link is dropped without being cached for a
+ * partial resync (a resync would resend the same command to the same
+ * unreadable value), so the next sync is a full one, which also replaces
+ * RocksDB with a fresh store. */
 static int rockFailCommand(client *c, int is_exec) {
-    addReplyErrorFormat(c, "rock: can't read the value of '%s' from disk (see the server log)",
-                        c->rock->failed_key);
+    if (c->flags & CLIENT_MASTER) {
+        serverLog(LL_WARNING, "rock: can't read the value of '%s' from disk for a command of the master; "
+                  "dropping the link for a full resync rather than skip it", c->rock->failed_key);
+        rock.stats.master_resyncs++;
+        c->flags |= CLIENT_PROTOCOL_ERROR; /* freeClient() then does not cache it */
+        freeClientAsync(c);
+    } else {
+        addReplyErrorFormat(c, "rock: can't read the value of '%s' from disk (see the server log)",
+                            c->rock->failed_key);
+    }
     sdsfree(c->rock->failed_key);
     c->rock->failed_key = NULL;
     rockUnpinAll(c);

@@ -98,6 +98,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"errors", rock.stats.errors};
     f[n++] = (rockFigure){"write_batches", rock.stats.write_batches};
     f[n++] = (rockFigure){"write_errors", rock.stats.write_errors};
+    f[n++] = (rockFigure){"master_resyncs", rock.stats.master_resyncs};
     f[n++] = (rockFigure){"write_waits", rock.stats.write_waits};
     f[n++] = (rockFigure){"read_ahead", rock.stats.read_ahead};
     f[n++] = (rockFigure){"reads_in_flight", rockReadsInFlight()};

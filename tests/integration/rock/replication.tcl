@@ -58,3 +58,79 @@ start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabl
         }
     }
 }
+
+# A replica that can't read a value a command of its master needs (a damaged
+# SST file here) must not skip the command: it drops the link and resyncs in
+# full, which also gives it a fresh RocksDB.
+proc rock_damage_ssts {rockdir} {
+    set n 0
+    foreach f [glob -nocomplain $rockdir/rocksdb/*.sst] {
+        set size [file size $f]
+        set fd [open $f r+]
+        fconfigure $fd -translation binary
+        seek $fd 4096
+        puts -nonewline $fd [string repeat "\x5a" [expr {$size / 2}]]
+        close $fd
+        incr n
+    }
+    return $n
+}
+
+start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabled yes rock-min-value-size 0}} {
+    set master [srv 0 client]
+    set master_host [srv 0 host]
+    set master_port [srv 0 port]
+    start_server {overrides {rock-enabled yes rock-min-value-size 0 rock-compression none rock-block-cache-size 1mb}} {
+        set replica [srv 0 client]
+
+        test {A replica that can't read a value its master's command needs resyncs in full instead of skipping it} {
+            $replica replicaof $master_host $master_port
+            wait_for_condition 100 50 {
+                [string match {*master_link_status:up*} [$replica info replication]]
+            } else {
+                fail "replica did not connect"
+            }
+            set n 20000
+            # Incompressible: RDB payloads are LZF-compressed.
+            set payload ""
+            for {set c 0} {$c < 1000} {incr c} { append payload [format %c [expr {33 + int(rand() * 90)}]] }
+            set rd [redis_deferring_client -1]
+            for {set i 0} {$i < $n} {incr i} { $rd set k$i $i:$payload }
+            for {set i 0} {$i < $n} {incr i} { $rd read }
+            $rd close
+            wait_for_ofs_sync $master $replica
+            # Every value on the replica's disk, in SST files, then damaged.
+            for {set i 0} {$i < $n} {incr i 500} {
+                set keys {}
+                for {set j $i} {$j < $i + 500} {incr j} { lappend keys k$j }
+                $replica rock evict {*}$keys
+            }
+            set rockdir [dict get [$replica rock report] dir]
+            assert_equal $n [dict get [$replica rock report] cold_keys]
+            wait_for_condition 100 100 {
+                [dict get [$replica rock report] rocksdb_disk_bytes] > 8000000
+            } else {
+                fail "no SST file was written: [$replica rock report]"
+            }
+            assert_morethan [rock_damage_ssts $rockdir] 0
+            set full_before [status $master sync_full]
+            # APPENDs that need the old values: some of them hit damage.
+            for {set i 0} {$i < $n} {incr i 97} { $master append k$i +more }
+            $master set after done
+            wait_for_condition 200 100 {
+                [dict get [$replica rock report] master_resyncs] > 0 &&
+                [string match {*master_link_status:up*} [$replica info replication]] &&
+                [$replica get after] eq {done}
+            } else {
+                fail "the replica did not resync"
+            }
+            wait_for_ofs_sync $master $replica
+            assert_morethan [status $master sync_full] $full_before
+            verify_log_message 0 "*dropping the link for a full resync rather than skip it*" 0
+            assert_equal [$master debug digest] [$replica debug digest]
+            for {set i 0} {$i < $n} {incr i 97} {
+                assert_equal "$i:$payload+more" [$replica get k$i]
+            }
+        }
+    }
+}
