@@ -277,17 +277,15 @@ void rockSizeToMaxmemory(int force) {
 /* Every 100 ms (the writer's timer, while RocksDB is open): join a fork
  * stream thread that has finished, follow maxmemory changes, refresh the
  * RocksDB memory figure that counts against maxmemory, and once a second
- * hand the free memory of RocksDB's glibc heaps back to the system
- * (compactions and reads free large buffers that glibc would keep in RSS). */
+ * have the writer thread hand the free memory of RocksDB's glibc heaps back
+ * to the system (rockWriteRequestTrim()). */
 void rockCron(void) {
     static int ticks;
     if (!rock.db) return;
     rockForkStreaming();
     rockSizeToMaxmemory(0);
     rockRefreshExternalMemory();
-#ifdef __GLIBC__
-    if (++ticks % 10 == 0) malloc_trim(0);
-#endif
+    if (++ticks % 10 == 0) rockWriteRequestTrim();
 }
 
 static void rockOpenDb(void) {

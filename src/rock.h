@@ -203,6 +203,7 @@ long long rockColdKeys(void);
 void rockWriteStart(void);
 long long rockWriteHalt(void);
 long long rockWriteOutstanding(void);
+void rockWriteRequestTrim(void);
 void rockWriteDetachChild(void);
 void rockReadDetachChild(void);
 void rockWriteResume(void);

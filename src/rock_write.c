@@ -34,6 +34,9 @@
 
 #include <pthread.h>
 #include <sys/statvfs.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define ROCK_WRITE_BATCH_OPS 1024
 #define ROCK_WRITE_BATCH_BYTES (4 * 1024 * 1024)
@@ -80,6 +83,7 @@ static struct {
     list *queue;              /* rockWriteOp waiting for the writer */
     list *done;               /* rockWriteBatch waiting for the main thread */
     int stop;
+    int trim;                 /* malloc_trim() asked for (rockWriteRequestTrim) */
     int pipe_rd, pipe_wr;
     /* Main thread only. */
     dict *pending;            /* skey -> rockPendingValue */
@@ -157,8 +161,16 @@ static void *rockWriterMain(void *arg) {
     rockThreadInit("rock_writer");
     while (1) {
         pthread_mutex_lock(&rock_wr.lock);
-        while (!rock_wr.stop && listLength(rock_wr.queue) == 0)
+        while (!rock_wr.stop && !rock_wr.trim && listLength(rock_wr.queue) == 0)
             pthread_cond_wait(&rock_wr.cond, &rock_wr.lock);
+        if (rock_wr.trim && !rock_wr.stop) {
+            rock_wr.trim = 0;
+            pthread_mutex_unlock(&rock_wr.lock);
+#ifdef __GLIBC__
+            malloc_trim(0);
+#endif
+            continue;
+        }
         if (listLength(rock_wr.queue) == 0) { /* stop, and nothing left */
             pthread_mutex_unlock(&rock_wr.lock);
             return NULL;
@@ -590,6 +602,19 @@ void rockWriteDetachChild(void) {
     if (!rock_wr.started) return;
     if (rock_wr.disk_timer != AE_ERR) aeDeleteTimeEvent(server.el, rock_wr.disk_timer);
     rock_wr.started = 0;
+}
+
+/* Ask the writer thread to hand the free memory of the glibc heaps back to
+ * the system (RocksDB allocates with glibc's malloc; compactions and reads
+ * free large buffers glibc would keep in RSS). malloc_trim() walks every
+ * arena, a cost that grows with RocksDB's heap: it runs in the writer, between
+ * batches, never on the event loop. */
+void rockWriteRequestTrim(void) {
+    if (!rock_wr.started) return;
+    pthread_mutex_lock(&rock_wr.lock);
+    rock_wr.trim = 1;
+    pthread_cond_signal(&rock_wr.cond);
+    pthread_mutex_unlock(&rock_wr.lock);
 }
 
 /* Writes queued or being committed. */
