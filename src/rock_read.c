@@ -106,6 +106,25 @@ static dictType rockQueueDictType = {
  * Reader threads
  * ------------------------------------------------------------------------ */
 
+/* A failed read, logged by a reader thread: about one line a second at most
+ * (a damaged file can fail every read), with how many were not logged. Every
+ * failure is still counted (errors) and fails its command. */
+static void rockReaderLogError(const char *err) {
+    static redisAtomic long long last_ms, suppressed;
+    long long now = mstime(), last;
+    atomicGet(last_ms, last);
+    if (now - last < 1000) {
+        atomicIncr(suppressed, 1);
+        return;
+    }
+    atomicSet(last_ms, now);
+    long long n;
+    atomicGet(suppressed, n);
+    atomicSet(suppressed, 0); /* racing threads may lose a count: a log figure */
+    if (n) serverLog(LL_WARNING, "rock: RocksDB read failed: %s (and %lld more in the last second)", err, n);
+    else serverLog(LL_WARNING, "rock: RocksDB read failed: %s", err);
+}
+
 static void *rockReaderMain(void *arg) {
     UNUSED(arg);
     rockThreadInit("rock_reader");
@@ -145,7 +164,7 @@ static void *rockReaderMain(void *arg) {
         rocksdb_multi_get(rock.db, rock.ropts, n, keys, klens, vals, vlens, errs);
         for (int j = 0; j < n; j++) {
             if (errs[j]) {
-                serverLog(LL_WARNING, "rock: RocksDB read failed: %s", errs[j]);
+                rockReaderLogError(errs[j]);
                 rocksdb_free(errs[j]);
                 batch[j]->status = ROCK_READ_ERROR;
             } else if (vals[j] == NULL) {

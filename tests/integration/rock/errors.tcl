@@ -74,6 +74,9 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block
         assert_morethan [llength $failed] 3
         assert_morethan [rock_field errors] 0
         verify_log_message 0 "*rock: RocksDB read failed*" 0
+        # Logged about once a second, not once per failed read.
+        assert_morethan [llength $failed] 10
+        assert_lessthan [count_log_message 0 "rock: RocksDB read failed"] [expr {[llength $failed] / 4}]
         set ::rock_failed $failed
     }
 
