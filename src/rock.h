@@ -183,6 +183,7 @@ ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu)
 /* rock_keys.c: values moving, and the keyspace hooks. */
 int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key);
 int rockPrepareNested(client *c, sds *err);
+robj *rockEntryValueOrNull(redisDb *db, dictEntry *de);
 int rockKeyRefNeedsValue(struct redisCommand *cmd, int flags);
 int rockValueTooSmall(robj *val, sds rec);
 int rockEvictEntry(redisDb *db, dictEntry *de);

@@ -191,6 +191,15 @@ robj *rockEntryValue(redisDb *db, dictEntry *de) {
     return loaded ? loaded : val;
 }
 
+/* A value handed to module code straight from the dict (RM_Scan's key
+ * handle): paged in synchronously if cold; NULL, for a key with no value,
+ * when it can't be read (logged and counted). Module code never gets the
+ * cold marker as a value. */
+robj *rockEntryValueOrNull(redisDb *db, dictEntry *de) {
+    robj *val = rockEntryValue(db, de);
+    return rockIsCold(val) ? NULL : val;
+}
+
 /* ---------------------------------------------------------------------------
  * Upstream hooks
  * ------------------------------------------------------------------------ */

@@ -75,3 +75,26 @@ start_server {tags {"rock modules"} overrides {rock-enabled yes rock-min-value-s
         }
     }
 }
+
+# RM_Scan hands the module a key handle opened on the dict's value, without a
+# lookup: a cold value must be paged in first, never passed as the marker.
+# Uses tests/modules/scan.so (built by tests/run.sh).
+start_server {tags {"rock modules"} overrides {rock-enabled yes rock-min-value-size 0}} {
+    r module load [file normalize tests/modules/scan.so]
+
+    test {RM_Scan's callback sees cold string values, paged in} {
+        r flushall
+        set want {}
+        for {set i 0} {$i < 50} {incr i} {
+            set v [string repeat [format %04d $i] 50]
+            r set s$i $v
+            lappend want [list s$i $v]
+        }
+        r rock evict {*}[r keys s*]
+        assert_equal 50 [rock_field cold_keys]
+        r config resetstat
+        assert_equal [lsort $want] [lsort [r scan.scan_strings]]
+        assert_equal 50 [rock_field sync_loads]
+        assert_equal 0 [rock_field cold_keys]
+    }
+}
