@@ -73,3 +73,20 @@ proc rock_wait_blocked {n} {
         fail "expected $n blocked clients, got [rock_blocked_count]"
     }
 }
+
+# Overwrite the first half of every SST file of a rock-dir (after its first
+# 4 KB) with junk: reads that hit it fail RocksDB's checksum. Returns how many
+# files were damaged.
+proc rock_damage_ssts {rockdir} {
+    set n 0
+    foreach f [glob -nocomplain $rockdir/rocksdb/*.sst] {
+        set size [file size $f]
+        set fd [open $f r+]
+        fconfigure $fd -translation binary
+        seek $fd 4096
+        puts -nonewline $fd [string repeat "\x5a" [expr {$size / 2}]]
+        close $fd
+        incr n
+    }
+    return $n
+}

@@ -19,21 +19,6 @@ for {set p 0} {$p < 64} {incr p} {
 }
 proc rock_value {i} { return "[format %06d $i]:[lindex $::rock_pool [expr {$i % 64}]]" }
 
-# Overwrite the first half of every SST file (after its first 4 KB) with junk.
-proc rock_damage_ssts {rockdir} {
-    set n 0
-    foreach f [glob -nocomplain $rockdir/rocksdb/*.sst] {
-        set size [file size $f]
-        set fd [open $f r+]
-        fconfigure $fd -translation binary
-        seek $fd 4096
-        puts -nonewline $fd [string repeat "\x5a" [expr {$size / 2}]]
-        close $fd
-        incr n
-    }
-    return $n
-}
-
 start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block-cache-size 1mb
         rock-compression none rock-min-value-size 0}} {
     set rockdir [dict get [r rock report] dir]

@@ -62,19 +62,6 @@ start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabl
 # A replica that can't read a value a command of its master needs (a damaged
 # SST file here) must not skip the command: it drops the link and resyncs in
 # full, which also gives it a fresh RocksDB.
-proc rock_damage_ssts {rockdir} {
-    set n 0
-    foreach f [glob -nocomplain $rockdir/rocksdb/*.sst] {
-        set size [file size $f]
-        set fd [open $f r+]
-        fconfigure $fd -translation binary
-        seek $fd 4096
-        puts -nonewline $fd [string repeat "\x5a" [expr {$size / 2}]]
-        close $fd
-        incr n
-    }
-    return $n
-}
 
 start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabled yes rock-min-value-size 0}} {
     set master [srv 0 client]
