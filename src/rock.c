@@ -419,6 +419,7 @@ void rockResetStore(void) {
     rockForkStreamStop(1); /* its iterator must not outlive the store */
     rockReadPause();
     rockWriteHalt();
+    rockEvictAfterWrites(); /* writes that waited for the dropped queue re-run */
     rocksdb_close(rock.db);
     rock.db = NULL;
     /* The folder and its marker stay: only RocksDB's files go. A marker

@@ -55,6 +55,7 @@ typedef struct rockStats {
     long long write_batches;/* committed write batches */
     long long pending_hits; /* values read back from the pending buffer */
     long long write_waits;  /* event loop waited for the writer (backlog) */
+    long long write_postponed; /* commands that waited for the writer (backlog) */
     long long store_resets; /* RocksDB replaced by an empty one (FLUSHALL) */
     long long read_ahead;   /* reads queued ahead for a pipeline's next commands */
     long long master_resyncs; /* master links dropped: a read for its command failed */
@@ -219,6 +220,7 @@ dictIterator *rockPendingIterator(void);
 sds rockPendingRecord(dictEntry *de);
 long long rockPendingBytes(void);
 long long rockPendingCount(void);
+long long rockQueuedDeletes(void);
 void rockPendingDropSid(uint32_t sid);
 void rockSetWriteError(const char *err, int no_space);
 int rockDiskHasRoom(void);
@@ -228,6 +230,7 @@ void rockDiskCheck(void);
 #define ROCK_EVICTIONS_RUNNING 2 /* rockPerformEvictions(): out of time, making progress */
 int rockPerformEvictions(void);
 void rockEvictAfterWrites(void);
+int rockWriterBehind(void);
 void rockTouched(redisDb *db, sds key);
 void rockEvictNoteModified(redisDb *db, robj *key);
 void rockEvictNoteHot(redisDb *db, sds key);
@@ -241,6 +244,7 @@ int rockIsPinned(redisDb *db, sds key);
 void rockVoidRead(sds skey);
 void rockVoidReadsOfSid(uint32_t sid);
 void rockUnblockClient(client *c);
+void rockWakeWriteWaiters(void);
 void rockCommandProcessed(client *c);
 void rockCacheMaster(client *c);
 void rockMasterLinkLost(client *c);

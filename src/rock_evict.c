@@ -250,7 +250,26 @@ static long long rockPendingLimit(void) {
  * not only at the next command, so an idle server gets under maxmemory. */
 static int rock_evict_after_writes = 0;
 
+/* Set when eviction found the writer far behind (more than the pending
+ * limit over, on top of a full pending buffer): until it hands back a
+ * batch, commands that may grow memory wait for it (rockPrepareCommand()),
+ * and the rest run. Only past twice that does the event loop itself wait
+ * (so page-ins can't grow memory without bound either). */
+static int rock_writer_behind = 0;
+
+int rockWriterBehind(void) {
+    if (rock_writer_behind && rockWriteOutstanding() == 0) {
+        rock_writer_behind = 0; /* its queue was dropped (reset, shutdown) */
+        rockWakeWriteWaiters();
+    }
+    return rock_writer_behind;
+}
+
 void rockEvictAfterWrites(void) {
+    if (rock_writer_behind) {
+        rock_writer_behind = 0;
+        rockWakeWriteWaiters();
+    }
     if (!rock_evict_after_writes) return;
     rock_evict_after_writes = 0;
     if (server.maxmemory && zmalloc_used_memory() > server.maxmemory) startEvictionTimeProc();
@@ -274,8 +293,12 @@ int rockPerformEvictions(void) {
     while (freed < need) {
         if (rockPendingBytes() >= limit) {
             /* The writer is behind. Let commands run while the overshoot
-             * is small; beyond that, wait for it. */
-            if (need - freed <= limit) {
+             * is small; beyond that, writes wait for it, and only when even
+             * that did not hold memory (or while loading, when no command
+             * runs) does the event loop wait. */
+            long long over = need - freed;
+            if (over <= limit || (over <= 2 * limit && !server.loading && rockWriteOutstanding() > 0)) {
+                if (over > limit) rock_writer_behind = 1;
                 rock_evict_after_writes = 1;
                 return C_OK;
             }

@@ -66,6 +66,7 @@ typedef struct rockClientState {
     list *pins;        /* skeys pinned for this client's next run */
     int read_paused;   /* its connection is not read while it waits */
     list *places;      /* lock keys of the per-key queues it stands in */
+    listNode *write_wait; /* in rock_io.write_waiters: its write waits for the writer */
 } rockClientState;
 
 static struct {
@@ -83,6 +84,7 @@ static struct {
     list *jobs;               /* every job not yet completed */
     dict *pinned;             /* skey -> pin count */
     dict *queues;             /* lock key -> list of waiting clients, in arrival order */
+    list *write_waiters;      /* clients whose write waits for the writer thread */
 } rock_io;
 
 static void rockReadStartThreads(void);
@@ -273,7 +275,7 @@ static int rockFirstEverywhere(client *c) {
  * of it any more. */
 static void rockMaybeWake(client *c) {
     if ((c->flags & CLIENT_BLOCKED) && c->btype == BLOCKED_ROCK && c->rock &&
-        c->rock->pending == 0 && rockFirstEverywhere(c))
+        c->rock->pending == 0 && c->rock->write_wait == NULL && rockFirstEverywhere(c))
         unblockClient(c);
 }
 
@@ -394,6 +396,10 @@ void rockUnblockClient(client *c) {
     if (c->rock->read_paused) {
         c->rock->read_paused = 0;
         connSetReadHandler(c->conn, readQueryFromClient);
+    }
+    if (c->rock->write_wait) {
+        listDelNode(rock_io.write_waiters, c->rock->write_wait);
+        c->rock->write_wait = NULL;
     }
     if (c->rock->pending == 0) return;
     listIter li;
@@ -730,10 +736,63 @@ static int rockFailCommand(client *c, int is_exec) {
     return C_ERR;
 }
 
+/* Block `c` (BLOCKED_ROCK) until its reads are back, or the writer has
+ * caught up; its command then re-runs from the start of processCommand().
+ * Its socket is not read meanwhile: the rest of a pipeline stays in the
+ * kernel (TCP back-pressure) instead of piling up in the query buffer,
+ * which counts against maxmemory and which a stock Redis, never pausing a
+ * pipeline for I/O, keeps at one read's worth. The master link too: its
+ * stream waits in the kernel and, past that, in the master's output buffer
+ * for this replica (whose limit ends in a resync, as for any slow replica),
+ * not in this process's RAM with no limit at all. */
+static void rockBlock(client *c) {
+    c->bpop.timeout = 0;
+    blockClient(c, BLOCKED_ROCK);
+    c->flags |= CLIENT_PENDING_COMMAND;
+    if (c->conn) {
+        connSetReadHandler(c->conn, NULL);
+        rockClient(c)->read_paused = 1;
+    }
+}
+
+/* A command that may grow memory (CMD_DENYOOM, or an EXEC holding one), the
+ * kind upstream refuses with -OOM when over maxmemory. */
+static int rockMayGrowMemory(client *c, int is_exec) {
+    if (getCommandFlags(c) & CMD_DENYOOM) return 1;
+    return is_exec && (c->mstate.cmd_flags & CMD_DENYOOM);
+}
+
+/* The writer is far behind (rockWriterBehind()): a write waits for it
+ * instead of the whole event loop waiting, as it did, for as long as a
+ * RocksDB write stall lasts. Reads and deletes go on. */
+static int rockWaitForWriter(client *c) {
+    rockClientState *rs = rockClient(c);
+    listAddNodeTail(rock_io.write_waiters, c);
+    rs->write_wait = listLast(rock_io.write_waiters);
+    rock.stats.write_postponed++;
+    rockBlock(c);
+    return C_ERR;
+}
+
+/* The writer handed back a batch (or its queue was dropped): every write
+ * that waited for it re-runs; one that finds the writer still behind waits
+ * again. */
+void rockWakeWriteWaiters(void) {
+    if (rock_io.write_waiters == NULL || listLength(rock_io.write_waiters) == 0) return;
+    listNode *ln;
+    while ((ln = listFirst(rock_io.write_waiters)) != NULL) {
+        client *c = listNodeValue(ln);
+        listDelNode(rock_io.write_waiters, ln);
+        c->rock->write_wait = NULL;
+        rockMaybeWake(c);
+    }
+}
+
 int rockPrepareCommand(client *c) {
     int is_exec = c->cmd->proc == execCommand && (c->flags & CLIENT_MULTI);
 
     if (c->rock && c->rock->failed_key) return rockFailCommand(c, is_exec);
+    if (rockWriterBehind() && rockMayGrowMemory(c, is_exec)) return rockWaitForWriter(c);
     if (!rock.db || (rockColdKeys() == 0 && dictSize(rock_io.queues) == 0)) {
         rockUnpinAll(c);
         return C_OK;
@@ -826,18 +885,7 @@ int rockPrepareCommand(client *c) {
     }
     listRelease(locks);
     rockReadAhead(c);
-    c->bpop.timeout = 0;
-    blockClient(c, BLOCKED_ROCK);
-    c->flags |= CLIENT_PENDING_COMMAND;
-    /* Stop reading the client's socket while it waits: the rest of a
-     * pipeline stays in the kernel (TCP back-pressure) instead of piling up
-     * in the query buffer, which counts against maxmemory and which a stock
-     * Redis, never pausing a pipeline for I/O, keeps at one read's worth.
-     * The master link is left alone (its offsets follow the query buffer). */
-    if (c->conn && !(c->flags & CLIENT_MASTER)) {
-        connSetReadHandler(c->conn, NULL);
-        c->rock->read_paused = 1;
-    }
+    rockBlock(c);
     return C_ERR;
 }
 
@@ -983,6 +1031,7 @@ void rockReadStart(void) {
     rock_io.inflight = dictCreate(&rockSkeyDictType);
     rock_io.pinned = dictCreate(&rockPinDictType);
     rock_io.queues = dictCreate(&rockQueueDictType);
+    rock_io.write_waiters = listCreate();
     rockReadStartThreads();
 }
 

@@ -15,7 +15,7 @@ typedef struct rockFigure {
     int is_percent;
 } rockFigure;
 
-#define ROCK_MAX_FIGURES 48
+#define ROCK_MAX_FIGURES 64
 
 /* ---------------------------------------------------------------------------
  * Counters and latency
@@ -100,11 +100,13 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"write_errors", rock.stats.write_errors};
     f[n++] = (rockFigure){"master_resyncs", rock.stats.master_resyncs};
     f[n++] = (rockFigure){"write_waits", rock.stats.write_waits};
+    f[n++] = (rockFigure){"write_postponed", rock.stats.write_postponed};
     f[n++] = (rockFigure){"read_ahead", rock.stats.read_ahead};
     f[n++] = (rockFigure){"reads_in_flight", rockReadsInFlight()};
     f[n++] = (rockFigure){"waiting_clients", server.blocked_clients_by_type[BLOCKED_ROCK]};
     f[n++] = (rockFigure){"pending_writes", rockPendingCount()};
     f[n++] = (rockFigure){"pending_bytes", rockPendingBytes()};
+    f[n++] = (rockFigure){"queued_deletes", rockQueuedDeletes()};
     f[n++] = (rockFigure){"pending_hits", rock.stats.pending_hits};
     f[n++] = (rockFigure){"store_resets", rock.stats.store_resets};
     f[n++] = (rockFigure){"disk_full", rock.disk_full || rock.disk_low};

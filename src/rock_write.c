@@ -61,6 +61,7 @@ typedef struct rockWriteOp {
     sds skey;                /* RocksDB key (range: start) */
     sds end;                 /* range: end (exclusive) */
     rockPendingValue *pv;    /* put: the value */
+    size_t cost;             /* delete: RAM it holds until committed */
 } rockWriteOp;
 
 /* One committed batch handed back to the main thread, or (notice set) the
@@ -88,6 +89,8 @@ static struct {
     /* Main thread only. */
     dict *pending;            /* skey -> rockPendingValue */
     long long pending_bytes;  /* RAM held by pending values (records + overhead) */
+    long long delete_bytes;   /* RAM held by queued single-key deletes */
+    long long deletes_queued; /* ...and their number */
     long long outstanding;    /* ops queued and not yet handed back */
     long long failures;       /* failure notices since writes last worked */
     int halting;              /* rockWriteHalt() is throwing writes away */
@@ -272,7 +275,25 @@ void rockWriteDelete(sds skey) {
     rockWriteOp *op = zcalloc(sizeof(*op));
     op->kind = ROCK_OP_DELETE;
     op->skey = sdsdup(skey);
+    /* Counted with the pending values: a mass delete of cold keys (DEL,
+     * expiry) behind a stalled writer holds RAM too, and eviction and the
+     * writer's back-pressure must see it. */
+    op->cost = sizeof(*op) + sdsZmallocSize(op->skey) + sizeof(listNode);
+    rock_wr.delete_bytes += op->cost;
+    rock_wr.deletes_queued++;
     rockEnqueue(op);
+}
+
+/* An op leaves the queue for good (committed, or dropped). */
+static void rockFreeOp(rockWriteOp *op) {
+    if (op->pv) rockPendingUnref(op->pv);
+    if (op->kind == ROCK_OP_DELETE) {
+        rock_wr.delete_bytes -= op->cost;
+        rock_wr.deletes_queued--;
+    }
+    sdsfree(op->skey);
+    sdsfree(op->end);
+    zfree(op);
 }
 
 /* Queue the delete of every record whose key starts with `start` and sorts
@@ -302,8 +323,14 @@ sds rockPendingRecord(dictEntry *de) {
     return ((rockPendingValue *)dictGetVal(de))->rec;
 }
 
+/* RAM that committing the queued writes will free: pending values and
+ * queued deletes. */
 long long rockPendingBytes(void) {
-    return rock_wr.pending ? rock_wr.pending_bytes : 0;
+    return (rock_wr.pending ? rock_wr.pending_bytes : 0) + rock_wr.delete_bytes;
+}
+
+long long rockQueuedDeletes(void) {
+    return rock_wr.deletes_queued;
 }
 
 long long rockPendingCount(void) {
@@ -375,13 +402,10 @@ static void rockCompleteBatch(rockWriteBatch *b) {
                     dictDelete(rock_wr.pending, op->skey);
                 }
             }
-            rockPendingUnref(op->pv);
         } else if (!b->dropped && op->kind == ROCK_OP_DELETE) {
             rock.stats.deletes++;
         }
-        sdsfree(op->skey);
-        sdsfree(op->end);
-        zfree(op);
+        rockFreeOp(op);
     }
     rock_wr.outstanding -= b->count;
     zfree(b->ops);
@@ -570,11 +594,7 @@ long long rockWriteHalt(void) {
     pthread_mutex_unlock(&rock_wr.lock);
     listNode *ln;
     while ((ln = listFirst(queue)) != NULL) {
-        rockWriteOp *op = listNodeValue(ln);
-        if (op->pv) rockPendingUnref(op->pv);
-        sdsfree(op->skey);
-        sdsfree(op->end);
-        zfree(op);
+        rockFreeOp(listNodeValue(ln));
         rock_wr.outstanding--;
         listDelNode(queue, ln);
     }

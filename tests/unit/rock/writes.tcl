@@ -137,6 +137,73 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys
     }
 }
 
+# A writer far behind (a RocksDB write stall; here rock-debug-write-delay)
+# must not stop the event loop: writes wait for it, other clients go on.
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    test {Writes wait for a stalled writer; the event loop goes on serving everyone else} {
+        r flushall
+        r config set maxmemory 0
+        rock_fill k 100 1200
+        r config resetstat
+        # 2 MB of room: the pending limit is its 1 MB floor.
+        r config set maxmemory [expr {[s used_memory] + 2 * 1024 * 1024}]
+        r config set rock-debug-write-delay 3000
+        # 8 MB of new values in one pipeline: far more than the writer can
+        # take while it holds each batch for 3 s. Random bytes, so that the
+        # records stay 4 KB (RDB's LZF would shrink repeated text).
+        set blob [randstring 8000 8000 binary]
+        set rd [redis_deferring_client]
+        set n 2000
+        for {set i 0} {$i < $n} {incr i} { $rd set w$i [string range $blob $i [expr {$i + 4000}]] }
+        $rd flush
+        wait_for_condition 200 20 {
+            [rock_field write_postponed] > 0
+        } else {
+            fail "writes never waited for the writer"
+        }
+        # Other clients are served meanwhile, reads of cold values included
+        # (the old code held the whole event loop for each 3 s batch).
+        set start [clock milliseconds]
+        for {set j 0} {$j < 5} {incr j} {
+            assert_equal PONG [r ping]
+            assert_equal [rock_expected $j 1200] [r get k$j]
+        }
+        set took [expr {[clock milliseconds] - $start}]
+        assert_lessthan $took 2000
+        assert_equal 0 [rock_field write_waits]
+        assert {[rock_field waiting_clients] >= 1}
+        r config set rock-debug-write-delay 0
+        # Every write went through in the end: no -OOM, nothing lost.
+        for {set i 0} {$i < $n} {incr i} { assert_equal OK [$rd read] }
+        $rd close
+        for {set i 0} {$i < $n} {incr i 97} { assert_equal [string range $blob $i [expr {$i + 4000}]] [r get w$i] }
+        assert_equal [expr {$n + 100}] [r dbsize]
+        r config set maxmemory 0
+    }
+
+    test {Queued deletes of cold keys count as RAM waiting for the writer} {
+        r flushall
+        r config set maxmemory 0
+        rock_fill d 200 1200
+        assert_equal 200 [r rock evict {*}[r keys d*]]
+        # ROCK EVICT committed them: nothing waits for the writer yet.
+        assert_equal 0 [rock_field pending_bytes]
+        # The first delete's batch is held 4 s; the rest queue behind it.
+        r config set rock-debug-write-delay 4000
+        for {set i 0} {$i < 200} {incr i} { r del d$i }
+        assert_equal 200 [rock_field queued_deletes]
+        assert_lessthan [expr {200 * 64}] [rock_field pending_bytes]
+        r config set rock-debug-write-delay 0
+        wait_for_condition 200 50 {
+            [rock_field queued_deletes] == 0 && [rock_field pending_bytes] == 0
+        } else {
+            fail "queued deletes never committed"
+        }
+        assert_equal 200 [rock_field deletes]
+        assert_equal 0 [r rock diskkeys]
+    }
+}
+
 start_server {tags {"rock"} overrides {rock-enabled yes}} {
     test {Pinning: a value paged in for a command still waiting for another key is not evicted} {
         r flushall
