@@ -221,6 +221,8 @@ sds rockPendingRecord(dictEntry *de);
 long long rockPendingBytes(void);
 long long rockPendingCount(void);
 long long rockQueuedDeletes(void);
+long long rockQueuedDeleteBytes(void);
+void rockWriteTrimStats(long long *trims, long long *us);
 void rockPendingDropSid(uint32_t sid);
 void rockSetWriteError(const char *err, int no_space);
 int rockDiskHasRoom(void);

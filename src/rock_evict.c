@@ -250,11 +250,12 @@ static long long rockPendingLimit(void) {
  * not only at the next command, so an idle server gets under maxmemory. */
 static int rock_evict_after_writes = 0;
 
-/* Set when eviction found the writer far behind (more than the pending
- * limit over, on top of a full pending buffer): until it hands back a
- * batch, commands that may grow memory wait for it (rockPrepareCommand()),
- * and the rest run. Only past twice that does the event loop itself wait
- * (so page-ins can't grow memory without bound either). */
+/* Set when eviction found the writer behind (a full pending buffer, and
+ * memory over by more than half the pending limit on top of it): until it
+ * hands back a batch, commands that may grow memory wait for it
+ * (rockPrepareCommand()), and the rest run. Only past the whole limit does
+ * the event loop itself wait (so page-ins can't grow memory without bound
+ * either): the memory bound is the one the event-loop wait alone gave. */
 static int rock_writer_behind = 0;
 
 int rockWriterBehind(void) {
@@ -291,14 +292,17 @@ int rockPerformEvictions(void) {
     int rounds = 0, failures = 0, timed_out = 0, scanning = 0;
 
     while (freed < need) {
-        if (rockPendingBytes() >= limit) {
+        /* Queued deletes count toward the backlog (they hold RAM until
+         * committed), not as memory already freed: eviction moves values
+         * to make up for them. */
+        if (rockPendingBytes() + rockQueuedDeleteBytes() >= limit) {
             /* The writer is behind. Let commands run while the overshoot
              * is small; beyond that, writes wait for it, and only when even
              * that did not hold memory (or while loading, when no command
              * runs) does the event loop wait. */
             long long over = need - freed;
-            if (over <= limit || (over <= 2 * limit && !server.loading && rockWriteOutstanding() > 0)) {
-                if (over > limit) rock_writer_behind = 1;
+            if (over <= limit / 2 || (over <= limit && !server.loading && rockWriteOutstanding() > 0)) {
+                if (over > limit / 2) rock_writer_behind = 1;
                 rock_evict_after_writes = 1;
                 return C_OK;
             }

@@ -89,6 +89,8 @@ static struct {
     /* Main thread only. */
     dict *pending;            /* skey -> rockPendingValue */
     long long pending_bytes;  /* RAM held by pending values (records + overhead) */
+    redisAtomic long long trims;   /* malloc_trim() calls, by the writer thread */
+    redisAtomic long long trim_us; /* ...and the time they took */
     long long delete_bytes;   /* RAM held by queued single-key deletes */
     long long deletes_queued; /* ...and their number */
     long long outstanding;    /* ops queued and not yet handed back */
@@ -170,7 +172,10 @@ static void *rockWriterMain(void *arg) {
             rock_wr.trim = 0;
             pthread_mutex_unlock(&rock_wr.lock);
 #ifdef __GLIBC__
+            monotime start = getMonotonicUs();
             malloc_trim(0);
+            atomicIncr(rock_wr.trim_us, (long long)(getMonotonicUs() - start));
+            atomicIncr(rock_wr.trims, 1);
 #endif
             continue;
         }
@@ -275,9 +280,9 @@ void rockWriteDelete(sds skey) {
     rockWriteOp *op = zcalloc(sizeof(*op));
     op->kind = ROCK_OP_DELETE;
     op->skey = sdsdup(skey);
-    /* Counted with the pending values: a mass delete of cold keys (DEL,
-     * expiry) behind a stalled writer holds RAM too, and eviction and the
-     * writer's back-pressure must see it. */
+    /* Counted: a mass delete of cold keys (DEL, expiry) behind a stalled
+     * writer holds RAM too, and the writer's back-pressure must see it
+     * (rockWriteBacklog()). */
     op->cost = sizeof(*op) + sdsZmallocSize(op->skey) + sizeof(listNode);
     rock_wr.delete_bytes += op->cost;
     rock_wr.deletes_queued++;
@@ -323,14 +328,23 @@ sds rockPendingRecord(dictEntry *de) {
     return ((rockPendingValue *)dictGetVal(de))->rec;
 }
 
-/* RAM that committing the queued writes will free: pending values and
- * queued deletes. */
 long long rockPendingBytes(void) {
-    return (rock_wr.pending ? rock_wr.pending_bytes : 0) + rock_wr.delete_bytes;
+    return rock_wr.pending ? rock_wr.pending_bytes : 0;
 }
 
+/* Single-key deletes queued for the writer, and the RAM they hold. */
 long long rockQueuedDeletes(void) {
     return rock_wr.deletes_queued;
+}
+
+long long rockQueuedDeleteBytes(void) {
+    return rock_wr.delete_bytes;
+}
+
+/* malloc_trim() calls by the writer thread and the microseconds they took. */
+void rockWriteTrimStats(long long *trims, long long *us) {
+    atomicGet(rock_wr.trims, *trims);
+    atomicGet(rock_wr.trim_us, *us);
 }
 
 long long rockPendingCount(void) {

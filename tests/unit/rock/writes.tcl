@@ -181,21 +181,21 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         r config set maxmemory 0
     }
 
-    test {Queued deletes of cold keys count as RAM waiting for the writer} {
+    test {Queued deletes of cold keys are counted, with the RAM they hold} {
         r flushall
         r config set maxmemory 0
         rock_fill d 200 1200
         assert_equal 200 [r rock evict {*}[r keys d*]]
         # ROCK EVICT committed them: nothing waits for the writer yet.
-        assert_equal 0 [rock_field pending_bytes]
+        assert_equal 0 [rock_field queued_delete_bytes]
         # The first delete's batch is held 4 s; the rest queue behind it.
         r config set rock-debug-write-delay 4000
         for {set i 0} {$i < 200} {incr i} { r del d$i }
         assert_equal 200 [rock_field queued_deletes]
-        assert_lessthan [expr {200 * 64}] [rock_field pending_bytes]
+        assert_lessthan [expr {200 * 64}] [rock_field queued_delete_bytes]
         r config set rock-debug-write-delay 0
         wait_for_condition 200 50 {
-            [rock_field queued_deletes] == 0 && [rock_field pending_bytes] == 0
+            [rock_field queued_deletes] == 0 && [rock_field queued_delete_bytes] == 0
         } else {
             fail "queued deletes never committed"
         }
