@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# bench/7-coldget.sh -- what a GET of a value on disk costs: throughput
+# against stock, and CPU per GET by thread group and context switches per
+# GET, read from /proc/PID/task/*/{stat,status} before and after the timed
+# run (issue 12's method). On two shared cores these per-GET figures are
+# stable where throughput is noisy.
+#
+# Data: B7_KEYS keys key:%012d (redis-benchmark -r names), values of
+# B7_VALUE random bytes (incompressible; bench/gen.py --data random), loaded
+# with redis-cli --pipe. Stock 7.0.15 holds everything in RAM. For each case
+# redis-rock gets a fresh server: load with no maxmemory (used_hot), push
+# every value to disk (maxmemory 1mb; wait for the writer and compactions:
+# used_cold), then maxmemory = used_cold + (1 - cold share) x (used_hot -
+# used_cold), a warm-up of B7_WARMUP random GETs (not timed: page-ins and
+# clean drops reach their steady state), then the timed
+# redis-benchmark -t get -r B7_KEYS -n B7_REQUESTS -c C --threads 1.
+#
+# Thread groups (by the name each thread sets):
+#   eventloop  redis-server's main thread
+#   readers    rock_reader*        writer  rock_writer
+#   rocksdb    rocksdb:* (flush, compaction)
+#   other      bio_*, jemalloc, the fork stream...
+#
+#   B7_KEYS=500000 B7_VALUE=1000 B7_REQUESTS=200000 B7_WARMUP=50000
+#   B7_CASES="100:8:yes:4 95:50:yes:4 95:50:no:4 25:50:yes:4"
+#            (cold percent : clients : rock-direct-io : rock-io-threads)
+#   QUICK=1: 20,000 keys, 5,000 GETs, 2,000 warm-up, two cases
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+keys=${B7_KEYS:-$([ "$QUICK" = 1 ] && echo 20000 || echo 500000)}
+vsize=${B7_VALUE:-1000}
+requests=${B7_REQUESTS:-$([ "$QUICK" = 1 ] && echo 5000 || echo 200000)}
+warmup=${B7_WARMUP:-$([ "$QUICK" = 1 ] && echo 2000 || echo 50000)}
+cases=${B7_CASES:-$([ "$QUICK" = 1 ] && echo "95:8:yes:4 25:8:no:2" || echo "100:8:yes:4 95:50:yes:4 95:50:no:4 25:50:yes:4")}
+port=${PORT_BASE:-31270}
+hz=$(getconf CLK_TCK)
+
+bench_init 7-coldget "cold GETs: throughput, CPU per GET by thread group, context switches"
+files=$BENCH_DIR/7-files
+trap 'rm -rf "$files"; bench_cleanup' EXIT
+rm -rf "$files" && mkdir -p "$files"
+python3 "$BENCH_TOP/bench/gen.py" set "$keys" --bench-keys --data random --value-size "$vsize" --seed 7 > "$files/load"
+
+# thread_snapshot PID -> lines "group ticks ctxt_switches", one per thread
+thread_snapshot() {
+    local pid=$1 t comm ticks cs
+    for t in /proc/"$pid"/task/*; do
+        comm=$(cat "$t/comm" 2>/dev/null) || continue
+        # utime and stime: fields 14 and 15, after the parenthesised name
+        ticks=$(sed 's/^.*) //' "$t/stat" 2>/dev/null | awk '{print $12 + $13}') || continue
+        cs=$(awk '/ctxt_switches/{s+=$2} END{print s+0}' "$t/status" 2>/dev/null) || continue
+        case "$comm" in
+        redis-server) comm=eventloop ;;
+        rock_reader*) comm=readers ;;
+        rock_writer) comm=writer ;;
+        rocksdb:*) comm=rocksdb ;;
+        *) comm=other ;;
+        esac
+        echo "$comm $ticks $cs"
+    done
+}
+
+# group_delta BEFORE AFTER GROUP -> CPU microseconds of GROUP between the two
+# snapshots (threads that ended between them are not counted)
+group_delta() {
+    awk -v g="$3" -v hz="$hz" 'FNR==NR { if ($1==g) b+=$2; next } $1==g { a+=$2 } END { printf "%.0f", (a-b) * 1000000 / hz }' "$1" "$2"
+}
+cs_delta() { awk 'FNR==NR { b+=$3; next } { a+=$3 } END { print a-b }' "$1" "$2"; }
+
+csv_header server cold_target cold_percent clients direct_io io_threads rps ratio_rps p50_ms p99_ms errors reads_per_get eventloop_us readers_us writer_us rocksdb_us other_us total_us cs_per_get
+
+declare -A stock_rps
+# measure KIND CASE-FIELDS...: the timed run, one CSV row
+measure() {
+    local kind=$1 target=$2 clients=$3 dio=$4 iot=$5 pid rps p50 p99 before after reads0 reads1 reads err
+    pid=$(info_fig "$port" server process_id)
+    cli "$port" config resetstat >/dev/null
+    reads0=$(rock_fig "$port" reads)
+    before=$files/before after=$files/after
+    thread_snapshot "$pid" > "$before"
+    read -r rps p50 p99 < <(run_benchmark "$port" get -r "$keys" -n "$requests" -c "$clients" --threads 1)
+    thread_snapshot "$pid" > "$after"
+    reads1=$(rock_fig "$port" reads)
+    err=$(error_replies "$port")
+    local rerr; rerr=$(rock_fig "$port" errors); [ "$rerr" = NA ] || [ "$rerr" = 0 ] || err="$err+rock_errors=$rerr"
+    reads=NA; [ "$reads0" = NA ] || reads=$(calc "($reads1 - $reads0) / $requests" %.3f)
+    local g us=() total=0 v
+    for g in eventloop readers writer rocksdb other; do
+        v=$(group_delta "$before" "$after" "$g")
+        total=$((total + v))
+        us+=("$(calc "$v / $requests" %.1f)")
+    done
+    [ "$kind" = stock ] && stock_rps[$clients]=$rps
+    csv_row "$kind" "$target" "$(rock_fig "$port" cold_percent)" "$clients" "$dio" "$iot" "$rps" \
+        "$(ratio "$rps" "${stock_rps[$clients]:-NA}")" "$p50" "$p99" "$err" "$reads" "${us[@]}" \
+        "$(calc "$total / $requests" %.1f)" "$(calc "$(cs_delta "$before" "$after") / $requests" %.2f)"
+}
+
+load() {
+    local secs err reps
+    read -r secs err reps < <(pipe_run "$port" < "$files/load")
+    [ "$err" = 0 ] && [ "$reps" = "$keys" ] || die "load: errors=$err replies=$reps"
+    log "loaded $keys keys in ${secs}s"
+}
+
+# Stock: one row per client count the cases use.
+server_start 7-stock stock "$port"
+load
+for c in $(for x in $cases; do echo "$x" | cut -d: -f2; done | sort -un); do
+    cli "$port" config resetstat >/dev/null
+    run_benchmark "$port" get -r "$keys" -n "$warmup" -c "$c" --threads 1 >/dev/null
+    measure stock NA "$c" NA NA
+done
+server_stop "$port"
+
+for x in $cases; do
+    IFS=: read -r target clients dio iot <<< "$x"
+    server_start "7-rock-$target" rock "$port" --maxmemory-policy noeviction \
+        --rock-direct-io "$dio" --rock-io-threads "$iot"
+    load
+    used_hot=$(info_fig "$port" memory used_memory)
+    cli "$port" config set maxmemory 1mb >/dev/null
+    cli "$port" ping >/dev/null
+    rock_wait_idle "$port" 900
+    for i in $(seq 600); do
+        [ "$(rock_fig "$port" cold_keys)" -ge "$keys" ] && break
+        cli "$port" ping >/dev/null; sleep 0.5
+    done
+    used_cold=$(info_fig "$port" memory used_memory)
+    maxmem=$(awk -v h="$used_hot" -v c="$used_cold" -v t="$target" 'BEGIN{ m = c + (1 - t/100) * (h - c); if (m < c + 4194304) m = c + 4194304; printf "%.0f", m }')
+    cli "$port" config set maxmemory "$maxmem" >/dev/null
+    log "case $x: used_hot=$used_hot used_cold=$used_cold maxmemory=$maxmem"
+    run_benchmark "$port" get -r "$keys" -n "$warmup" -c "$clients" --threads 1 >/dev/null
+    rock_wait_idle "$port" 300
+    measure rock "$target" "$clients" "$dio" "$iot"
+    server_stop "$port"
+done
+rm -rf "$files"
+
+md_write "Data: $keys keys \`key:%012d\`, values of $vsize random bytes (incompressible), loaded with \`redis-cli --pipe\`. Each row: \`redis-benchmark -t get -r $keys -n $requests -c <clients> --threads 1\` (uniformly random keys; rps, p50, p99 from its --csv), after a warm-up of $warmup GETs. Stock 7.0.15 holds everything in RAM. redis-rock: a fresh server per row, \`maxmemory-policy noeviction\`, \`rock-direct-io\` and \`rock-io-threads\` as shown; every value pushed to disk first (\`maxmemory 1mb\`, writer and compactions idle), then \`maxmemory\` = used_cold + (1 - cold_target/100) x (used_hot - used_cold), at least used_cold + 4 MB; cold_percent is the share actually cold after the run. CPU per GET: utime + stime of every server thread from \`/proc/PID/task/*/stat\`, before and after the timed run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), divided by the GETs of the run; $hz ticks a second, so a figure has a resolution of $(calc "1000000 / $hz / $requests" %.2f) µs. cs_per_get: voluntary + involuntary context switches of all server threads over the run, per GET. reads_per_get: RocksDB reads (\`ROCK REPORT reads\`) per GET. ratio_rps: rock rps / stock rps at the same client count. The client (redis-benchmark) shares the two cores."
