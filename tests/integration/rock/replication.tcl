@@ -56,6 +56,46 @@ start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabl
             assert_equal done [$replica get after]
             assert_equal [$master debug digest] [$replica debug digest]
         }
+
+        # While the master client waits for a disk read, the replica stops
+        # reading its link, as for any client: the stream waits in the
+        # kernel and in the master's output buffer for the replica (which
+        # has a limit), not in the replica's query buffer (which has none
+        # for its master).
+        test {A replica's master link is not read while its client waits for a disk read} {
+            $replica replicaof $master_host $master_port
+            wait_for_condition 100 50 {
+                [string match {*master_link_status:up*} [$replica info replication]]
+            } else {
+                fail "replica did not connect"
+            }
+            $master set cold [string repeat c 1000]
+            wait_for_ofs_sync $master $replica
+            assert_equal 1 [$replica rock evict cold]
+            $replica config set rock-debug-read-delay 3000
+            # The APPEND needs the cold value: the master client waits 3 s.
+            $master append cold +1
+            wait_for_condition 300 10 {
+                [dict get [$replica rock report] waiting_clients] == 1
+            } else {
+                fail "the replica's master client did not wait for a read"
+            }
+            # 16 MB more of the stream meanwhile.
+            set big [string repeat b 1048576]
+            for {set i 0} {$i < 16} {incr i} { $master set big$i $big }
+            set master_offset [status $master master_repl_offset]
+            # The master has sent it (into the socket, or still holds it in
+            # its output buffer for the replica), and the replica holds at
+            # most what it had read when its client began to wait.
+            assert_equal 1 [dict get [$replica rock report] waiting_clients]
+            set qbuf [lindex [regexp -inline {qbuf=([0-9]+)} [$replica client list type master]] 1]
+            assert_lessthan $qbuf 1048576
+            $replica config set rock-debug-read-delay 0
+            wait_for_ofs_sync $master $replica
+            assert_equal $master_offset [status $replica master_repl_offset]
+            assert_equal [string repeat c 1000]+1 [$replica get cold]
+            assert_equal [$master debug digest] [$replica debug digest]
+        }
     }
 }
 
@@ -122,51 +162,3 @@ start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabl
     }
 }
 
-# While the master client waits for a disk read, the replica stops reading
-# its link, as for any client: the stream waits in the kernel and in the
-# master's output buffer for the replica (which has a limit), not in the
-# replica's query buffer (which has none for its master).
-
-start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabled yes rock-min-value-size 0}} {
-    set master [srv 0 client]
-    set master_host [srv 0 host]
-    set master_port [srv 0 port]
-    start_server {overrides {rock-enabled yes rock-min-value-size 0}} {
-        set replica [srv 0 client]
-
-        test {A replica's master link is not read while its client waits for a disk read} {
-            $replica replicaof $master_host $master_port
-            wait_for_condition 100 50 {
-                [string match {*master_link_status:up*} [$replica info replication]]
-            } else {
-                fail "replica did not connect"
-            }
-            $master set cold [string repeat c 1000]
-            wait_for_ofs_sync $master $replica
-            assert_equal 1 [$replica rock evict cold]
-            $replica config set rock-debug-read-delay 3000
-            # The APPEND needs the cold value: the master client waits 3 s.
-            $master append cold +1
-            wait_for_condition 300 10 {
-                [dict get [$replica rock report] waiting_clients] == 1
-            } else {
-                fail "the replica's master client did not wait for a read"
-            }
-            # 16 MB more of the stream meanwhile.
-            set big [string repeat b 1048576]
-            for {set i 0} {$i < 16} {incr i} { $master set big$i $big }
-            set master_offset [status $master master_repl_offset]
-            # The master has sent it (into the socket, or still holds it in
-            # its output buffer for the replica), and the replica holds at
-            # most what it had read when its client began to wait.
-            assert_equal 1 [dict get [$replica rock report] waiting_clients]
-            set qbuf [lindex [regexp -inline {qbuf=([0-9]+)} [$replica client list type master]] 1]
-            assert_lessthan $qbuf 1048576
-            $replica config set rock-debug-read-delay 0
-            wait_for_ofs_sync $master $replica
-            assert_equal $master_offset [status $replica master_repl_offset]
-            assert_equal [string repeat c 1000]+1 [$replica get cold]
-            assert_equal [$master debug digest] [$replica debug digest]
-        }
-    }
-}
