@@ -246,6 +246,8 @@ int rockIsPinned(redisDb *db, sds key);
 void rockVoidRead(sds skey);
 void rockVoidReadsOfSid(uint32_t sid);
 void rockUnblockClient(client *c);
+void rockBeforeSleep(void);
+int rockPauseRead(client *c);
 void rockWakeWriteWaiters(void);
 void rockCommandProcessed(client *c);
 void rockCacheMaster(client *c);

@@ -64,7 +64,9 @@ typedef struct rockClientState {
     int pending;       /* reads this client still waits for */
     sds failed_key;    /* a read failed: the command gets an error */
     list *pins;        /* skeys pinned for this client's next run */
-    int read_paused;   /* its connection is not read while it waits */
+    int waiting;       /* blocked for the disk or the writer, or unblocked and
+                        * not yet re-run: its connection is not to be read */
+    int read_paused;   /* ...and its read handler is off (data came meanwhile) */
     list *places;      /* lock keys of the per-key queues it stands in */
     listNode *write_wait; /* in rock_io.write_waiters: its write waits for the writer */
 } rockClientState;
@@ -76,12 +78,14 @@ static struct {
     pthread_cond_t cond;      /* queue has work, or stop */
     pthread_cond_t stop_cond; /* wakes the debug delay early: stop only */
     list *queue;              /* jobs waiting for a reader */
+    int share;                /* how many of them a reader takes at a time */
     list *done;               /* jobs read, waiting for the main thread */
     int stop;
     int pipe_rd, pipe_wr;     /* wakes the event loop */
     /* Main thread only. */
     dict *inflight;           /* skey -> job, for jobs not voided */
     list *jobs;               /* every job not yet completed */
+    list *staged;             /* jobs of this event-loop pass, not yet handed over */
     dict *pinned;             /* skey -> pin count */
     dict *queues;             /* lock key -> list of waiting clients, in arrival order */
     list *write_waiters;      /* clients whose write waits for the writer thread */
@@ -90,6 +94,8 @@ static struct {
 static void rockReadStartThreads(void);
 static void rockMarkAccessed(robj *val);
 static void rockReadAhead(client *c);
+static void rockResumeRead(client *c);
+static int rockPrepare(client *c);
 
 static dictType rockSkeyDictType = {
     dictSdsHash, NULL, NULL, dictSdsKeyCompare, NULL, NULL, NULL
@@ -144,7 +150,7 @@ static void *rockReaderMain(void *arg) {
             pthread_mutex_unlock(&rock_io.lock);
             return NULL;
         }
-        while (n < ROCK_READ_BATCH && listLength(rock_io.queue)) {
+        while (n < rock_io.share && listLength(rock_io.queue)) {
             listNode *ln = listFirst(rock_io.queue);
             batch[n++] = listNodeValue(ln);
             listDelNode(rock_io.queue, ln);
@@ -363,6 +369,7 @@ void rockFreeClient(client *c) {
 void rockCacheMaster(client *c) {
     c->flags &= ~CLIENT_PENDING_COMMAND;
     if (c->rock == NULL) return;
+    rockResumeRead(c);
     rockUnpinAll(c);
     rockLeaveQueues(c);
     sdsfree(c->rock->failed_key);
@@ -385,18 +392,20 @@ void rockMasterLinkLost(client *c) {
  * RAM for good. */
 void rockCommandProcessed(client *c) {
     if (c->rock == NULL) return;
+    rockResumeRead(c);
     if (listLength(c->rock->places)) rockLeaveQueues(c);
     if (listLength(c->rock->pins)) rockUnpinAll(c);
 }
 
 /* unblockClient() of a BLOCKED_ROCK client: when reads are still pending
- * (the client is being freed or force-unblocked), stop waiting for them. */
+ * (the client is being freed or force-unblocked), stop waiting for them.
+ * A client whose reads are all back stays unread until its command re-runs
+ * (rockPrepareCommand()): read in between, the rest of its pipeline would
+ * pile up in the query buffer after all. */
 void rockUnblockClient(client *c) {
     if (c->rock == NULL) return;
-    if (c->rock->read_paused) {
-        c->rock->read_paused = 0;
-        connSetReadHandler(c->conn, readQueryFromClient);
-    }
+    /* Still waiting (freed, force-unblocked): no re-run will resume it. */
+    if (c->rock->pending || c->rock->write_wait) rockResumeRead(c);
     if (c->rock->write_wait) {
         listDelNode(rock_io.write_waiters, c->rock->write_wait);
         c->rock->write_wait = NULL;
@@ -437,10 +446,7 @@ static void rockRequestRead(client *c, redisDb *db, sds key) {
     rockReadJob *job = dictFetchValue(rock_io.inflight, skey);
     if (job == NULL) {
         job = rockNewJob(db, key, skey);
-        pthread_mutex_lock(&rock_io.lock);
-        listAddNodeTail(rock_io.queue, job);
-        pthread_cond_signal(&rock_io.cond);
-        pthread_mutex_unlock(&rock_io.lock);
+        listAddNodeTail(rock_io.staged, job);
     } else {
         sdsfree(skey);
     }
@@ -737,21 +743,43 @@ static int rockFailCommand(client *c, int is_exec) {
 }
 
 /* Block `c` (BLOCKED_ROCK) until its reads are back, or the writer has
- * caught up; its command then re-runs from the start of processCommand().
- * Its socket is not read meanwhile: the rest of a pipeline stays in the
- * kernel (TCP back-pressure) instead of piling up in the query buffer,
- * which counts against maxmemory and which a stock Redis, never pausing a
- * pipeline for I/O, keeps at one read's worth. The master link too: its
- * stream waits in the kernel and, past that, in the master's output buffer
- * for this replica (whose limit ends in a resync, as for any slow replica),
- * not in this process's RAM with no limit at all. */
+ * caught up; its command then re-runs from the start of processCommand(). */
 static void rockBlock(client *c) {
     c->bpop.timeout = 0;
     blockClient(c, BLOCKED_ROCK);
     c->flags |= CLIENT_PENDING_COMMAND;
-    if (c->conn) {
-        connSetReadHandler(c->conn, NULL);
-        rockClient(c)->read_paused = 1;
+    rockClient(c)->waiting = 1;
+}
+
+/* readQueryFromClient(): the socket of a client that waits for a disk read
+ * is not read: the rest of a pipeline stays in the kernel (TCP
+ * back-pressure) instead of piling up in the query buffer, which counts
+ * against maxmemory and which a stock Redis, never pausing a pipeline for
+ * I/O, keeps at one read's worth. The master link too: its stream waits in
+ * the kernel and, past that, in the master's output buffer for this replica
+ * (whose limit ends in a resync, as for any slow replica), not in this
+ * process's RAM with no limit at all. The read handler comes off only when
+ * data arrives while it waits (then it would fire again and again): a
+ * client that sends one command and waits for its reply, the common case,
+ * costs no epoll change at all. Blocked clients are never read by I/O
+ * threads (postponeClientRead()), so this runs on the main thread. */
+int rockPauseRead(client *c) {
+    if (c->rock == NULL || !c->rock->waiting || c->conn == NULL) return 0;
+    if (io_threads_op != IO_THREADS_OP_IDLE) return 0; /* not from an I/O thread */
+    connSetReadHandler(c->conn, NULL);
+    c->rock->read_paused = 1;
+    return 1;
+}
+
+/* Its command runs (or is done with): the connection is read again. */
+static void rockResumeRead(client *c) {
+    if (c->rock == NULL || !c->rock->waiting) return;
+    c->rock->waiting = 0;
+    if (c->rock->read_paused) {
+        c->rock->read_paused = 0;
+        /* A master being cached for PSYNC has no connection any more; the
+         * resurrected one gets its handler anew. */
+        if (c->conn) connSetReadHandler(c->conn, readQueryFromClient);
     }
 }
 
@@ -789,6 +817,12 @@ void rockWakeWriteWaiters(void) {
 }
 
 int rockPrepareCommand(client *c) {
+    int ret = rockPrepare(c);
+    if (!(c->flags & CLIENT_BLOCKED)) rockResumeRead(c);
+    return ret;
+}
+
+static int rockPrepare(client *c) {
     int is_exec = c->cmd->proc == execCommand && (c->flags & CLIENT_MULTI);
 
     if (c->rock && c->rock->failed_key) return rockFailCommand(c, is_exec);
@@ -949,7 +983,6 @@ static void rockReadAhead(client *c) {
     const char *p = c->querybuf + c->qb_pos, *end = c->querybuf + sdslen(c->querybuf);
     redisDb *db = c->db;
     robj *argv[ROCK_AHEAD_MAX_ARGS];
-    list *fresh = NULL;
     for (int cmds = 0; cmds < rock.read_ahead && p < end; cmds++) {
         int argc = rockAheadParse(&p, end, argv);
         if (argc < 0) break;
@@ -977,8 +1010,7 @@ static void rockReadAhead(client *c) {
                 }
                 rockReadJob *job = rockNewJob(db, key->ptr, skey);
                 job->ahead = 1;
-                if (fresh == NULL) fresh = listCreate();
-                listAddNodeTail(fresh, job);
+                listAddNodeTail(rock_io.staged, job);
                 rock.stats.read_ahead++;
             }
             getKeysFreeResult(&result);
@@ -986,13 +1018,26 @@ static void rockReadAhead(client *c) {
         for (int j = 0; j < argc; j++) decrRefCount(argv[j]);
         if (stop) break;
     }
-    if (fresh == NULL) return;
-    /* One hand-over for all of them: the readers take them in batches. */
+}
+
+/* beforeSleep(): hand every read this event-loop pass queued (commands,
+ * read-ahead) to the readers at once: one lock and one wake-up for the
+ * pass instead of one per read. The readers split them: each takes an
+ * equal share (at most ROCK_READ_BATCH, one MultiGet), so that the reads
+ * of a pass go to the disk from every reader at once, not one after the
+ * other from a single MultiGet. */
+void rockBeforeSleep(void) {
+    if (rock_io.staged == NULL || listLength(rock_io.staged) == 0) return;
     pthread_mutex_lock(&rock_io.lock);
-    listJoin(rock_io.queue, fresh);
-    pthread_cond_broadcast(&rock_io.cond);
+    listJoin(rock_io.queue, rock_io.staged);
+    int nthreads = rock_io.nthreads > 0 ? rock_io.nthreads : 1;
+    int share = (int)((listLength(rock_io.queue) + nthreads - 1) / nthreads);
+    rock_io.share = share > ROCK_READ_BATCH ? ROCK_READ_BATCH : share;
+    if (listLength(rock_io.queue) > (unsigned long)rock_io.share)
+        pthread_cond_broadcast(&rock_io.cond);
+    else
+        pthread_cond_signal(&rock_io.cond);
     pthread_mutex_unlock(&rock_io.lock);
-    listRelease(fresh);
 }
 
 /* Reads queued or in a reader's hands (ROCK REPORT reads_in_flight). */
@@ -1028,6 +1073,8 @@ void rockReadStart(void) {
     rock_io.queue = listCreate();
     rock_io.done = listCreate();
     rock_io.jobs = listCreate();
+    rock_io.staged = listCreate();
+    rock_io.share = 1;
     rock_io.inflight = dictCreate(&rockSkeyDictType);
     rock_io.pinned = dictCreate(&rockPinDictType);
     rock_io.queues = dictCreate(&rockQueueDictType);
