@@ -220,6 +220,7 @@ dictIterator *rockPendingIterator(void);
 sds rockPendingRecord(dictEntry *de);
 long long rockPendingBytes(void);
 long long rockPendingCount(void);
+long long rockWriteBacklog(void);
 long long rockQueuedDeletes(void);
 long long rockQueuedDeleteBytes(void);
 void rockWriteTrimStats(long long *trims, long long *us);

@@ -225,8 +225,8 @@ static dictEntry *rockScanStep(redisDb **dbout, int *exhausted) {
     return ctx.best;
 }
 
-/* How many bytes of values may wait for the writer thread: enough to batch
- * well, small next to maxmemory. */
+/* How many bytes may wait for the writer thread (rockWriteBacklog()):
+ * enough to batch well, small next to maxmemory. */
 static long long rockPendingLimit(void) {
     long long limit = (long long)server.maxmemory / 8;
     if (limit < 1024 * 1024) limit = 1024 * 1024;
@@ -259,11 +259,9 @@ static int rock_evict_after_writes = 0;
 static int rock_writer_behind = 0;
 
 int rockWriterBehind(void) {
-    if (rock_writer_behind && rockWriteOutstanding() == 0) {
-        rock_writer_behind = 0; /* its queue was dropped (reset, shutdown) */
-        rockWakeWriteWaiters();
-    }
-    return rock_writer_behind;
+    /* Nothing outstanding: its queue was dropped (rockResetStore() wakes
+     * the waiters through rockEvictAfterWrites()); nothing to wait for. */
+    return rock_writer_behind && rockWriteOutstanding() > 0;
 }
 
 void rockEvictAfterWrites(void) {
@@ -295,7 +293,7 @@ int rockPerformEvictions(void) {
         /* Queued deletes count toward the backlog (they hold RAM until
          * committed), not as memory already freed: eviction moves values
          * to make up for them. */
-        if (rockPendingBytes() + rockQueuedDeleteBytes() >= limit) {
+        if (rockWriteBacklog() >= limit) {
             /* The writer is behind. Let commands run while the overshoot
              * is small; beyond that, writes wait for it, and only when even
              * that did not hold memory (or while loading, when no command

@@ -332,6 +332,12 @@ long long rockPendingBytes(void) {
     return rock_wr.pending ? rock_wr.pending_bytes : 0;
 }
 
+/* RAM the writer's queue holds: pending values and queued deletes. What
+ * eviction's back-pressure (rockPerformEvictions()) compares with its cap. */
+long long rockWriteBacklog(void) {
+    return rockPendingBytes() + rock_wr.delete_bytes;
+}
+
 /* Single-key deletes queued for the writer, and the RAM they hold. */
 long long rockQueuedDeletes(void) {
     return rock_wr.deletes_queued;
