@@ -15,85 +15,24 @@
  *   - staleness: a read whose key was deleted, overwritten, re-evicted,
  *     flushed or paged in meanwhile is voided and its result thrown away;
  *   - pinning: a value paged in for a waiting command can't be evicted again
- *     before that command has run;
- *   - read-ahead (rock-read-ahead): a client about to wait may have more of
- *     its pipeline in its query buffer already. Those commands are parsed
- *     ahead (not consumed) and the cold values they will need are read now,
- *     in parallel, instead of one at a time as each command's turn comes.
- *     Such a read has no waiter; its value is paged in when it arrives, as
- *     if just accessed, and the command finds it in RAM (or joins the read
- *     still in flight). Nothing else changes: order, pins and staleness
- *     work as for any read;
- *   - arrival order: a client that waits holds its place on every key its
- *     command names (a FIFO per key); a later command from another client
- *     naming one of those keys waits behind it, even if it needs no value
- *     (DEL, SET, a push that would serve a blocked pop). So commands on a
- *     key run in the order they arrived, as on a stock server, and a read
- *     in flight is never overtaken. FLUSHALL, FLUSHDB and SWAPDB, which
- *     change keys they don't name, wait behind every client waiting when
- *     they arrive, and data commands arriving after them wait behind them.
+ *     before that command has run.
+ * Its siblings: rock_order.c (arrival order: the per-key queues a waiting
+ * command holds its place in) and rock_ahead.c (read-ahead of a pipeline's
+ * next commands); rock_read.h holds what the three share.
  * A value that can't be read fails the command with an error before it runs:
  * never a wrong answer. */
 
 #include "server.h"
+#include "rock_read.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 
 #define ROCK_READ_BATCH 32
 
-#define ROCK_READ_OK 0
-#define ROCK_READ_NOTFOUND 1
-#define ROCK_READ_ERROR 2
-
-typedef struct rockReadJob {
-    sds skey;          /* RocksDB key: storage id + key */
-    sds key;           /* key name */
-    uint32_t sid;      /* storage id of the db at request time */
-    sds rec;           /* result, filled by a reader thread */
-    int status;        /* ROCK_READ_* */
-    int voided;        /* the key changed meanwhile: drop the result */
-    int ahead;         /* queued by read-ahead, for a command not yet parsed */
-    list *waiters;     /* clients blocked on this read */
-    listNode *node;    /* in rock_io.jobs */
-    monotime start;
-} rockReadJob;
-
-/* Per-client read state, allocated on first use, freed with the client. */
-typedef struct rockClientState {
-    int pending;       /* reads this client still waits for */
-    sds failed_key;    /* a read failed: the command gets an error */
-    list *pins;        /* skeys pinned for this client's next run */
-    int waiting;       /* blocked for the disk or the writer, or unblocked and
-                        * not yet re-run: its connection is not to be read */
-    int read_paused;   /* ...and its read handler is off (data came meanwhile) */
-    list *places;      /* lock keys of the per-key queues it stands in */
-    listNode *write_wait; /* in rock_io.write_waiters: its write waits for the writer */
-} rockClientState;
-
-static struct {
-    pthread_t *threads;
-    int nthreads;
-    pthread_mutex_t lock;     /* guards queue, done, stop */
-    pthread_cond_t cond;      /* queue has work, or stop */
-    pthread_cond_t stop_cond; /* wakes the debug delay early: stop only */
-    list *queue;              /* jobs waiting for a reader */
-    int share;                /* how many of them a reader takes at a time */
-    list *done;               /* jobs read, waiting for the main thread */
-    int stop;
-    int pipe_rd, pipe_wr;     /* wakes the event loop */
-    /* Main thread only. */
-    dict *inflight;           /* skey -> job, for jobs not voided */
-    list *jobs;               /* every job not yet completed */
-    list *staged;             /* jobs of this event-loop pass, not yet handed over */
-    dict *pinned;             /* skey -> pin count */
-    dict *queues;             /* lock key -> list of waiting clients, in arrival order */
-    list *write_waiters;      /* clients whose write waits for the writer thread */
-} rock_io;
+rockReadIo rock_io;
 
 static void rockReadStartThreads(void);
-static void rockMarkAccessed(robj *val);
-static void rockReadAhead(client *c);
 static void rockResumeRead(client *c);
 static int rockPrepare(client *c);
 
@@ -199,7 +138,7 @@ handback:
  * Client state and pins
  * ------------------------------------------------------------------------ */
 
-static rockClientState *rockClient(client *c) {
+rockClientState *rockClient(client *c) {
     if (c->rock == NULL) {
         c->rock = zcalloc(sizeof(rockClientState));
         c->rock->pins = listCreate();
@@ -208,111 +147,6 @@ static rockClientState *rockClient(client *c) {
     }
     return c->rock;
 }
-
-/* ---------------------------------------------------------------------------
- * Arrival order: one FIFO of waiting clients per key
- * ------------------------------------------------------------------------ */
-
-/* A queue is keyed by db index and key name (not the storage id: a flush
- * must not let later commands overtake earlier ones on the same name). */
-static sds rockLockKey(redisDb *db, sds key) {
-    sds lk = sdsnewlen(NULL, 4 + sdslen(key));
-    uint32_t id = (uint32_t)db->id;
-    memcpy(lk, &id, 4);
-    memcpy(lk + 4, key, sdslen(key));
-    return lk;
-}
-
-/* The queue of whole-dataset commands (FLUSHALL, FLUSHDB, SWAPDB) that wait
- * behind every client waiting when they arrived, and of the data commands
- * that arrived after one of them: db id UINT32_MAX, no key name. */
-static sds rockBarrierKey(void) {
-    static sds bk = NULL; /* built once: looked up by every data command while anyone waits */
-    if (bk == NULL) {
-        uint32_t id = UINT32_MAX;
-        bk = sdsnewlen(&id, 4);
-    }
-    return bk;
-}
-
-/* A command that changes every key of a db without naming any. */
-static int rockIsBarrierCommand(struct redisCommand *cmd) {
-    return cmd->proc == flushallCommand || cmd->proc == flushdbCommand || cmd->proc == swapdbCommand;
-}
-
-/* A command whose result depends on the dataset: it must not overtake a
- * waiting whole-dataset command. (Connection and server commands, INFO,
- * PING, CLIENT..., need not wait.) */
-static int rockIsDataCommand(struct redisCommand *cmd) {
-    return (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE)) || cmd->proc == execCommand;
-}
-
-/* Is another client ahead of `c` on this key? (Anyone in the queue, when `c`
- * is not in it yet: it would go to the end.) */
-static int rockSomeoneAhead(client *c, sds lk) {
-    if (rock_io.queues == NULL || dictSize(rock_io.queues) == 0) return 0;
-    list *q = dictFetchValue(rock_io.queues, lk);
-    return q && listLength(q) && listNodeValue(listFirst(q)) != c;
-}
-
-/* Take a place at the end of the key's queue. */
-static void rockTakePlace(client *c, sds lk) {
-    list *q = dictFetchValue(rock_io.queues, lk);
-    if (q == NULL) {
-        q = listCreate();
-        dictAdd(rock_io.queues, sdsdup(lk), q);
-    }
-    listAddNodeTail(q, c);
-    listAddNodeTail(rockClient(c)->places, sdsdup(lk));
-}
-
-/* Is `c` first on every key it stands in? */
-static int rockFirstEverywhere(client *c) {
-    if (c->rock == NULL) return 1;
-    listIter li;
-    listNode *ln;
-    listRewind(c->rock->places, &li);
-    while ((ln = listNext(&li)) != NULL)
-        if (rockSomeoneAhead(c, listNodeValue(ln))) return 0;
-    return 1;
-}
-
-/* A waiting client may re-run once its reads are back and nobody is ahead
- * of it any more. */
-static void rockMaybeWake(client *c) {
-    if ((c->flags & CLIENT_BLOCKED) && c->btype == BLOCKED_ROCK && c->rock &&
-        c->rock->pending == 0 && c->rock->write_wait == NULL && rockFirstEverywhere(c))
-        unblockClient(c);
-}
-
-/* `c` runs (or is gone): leave every queue, and wake whoever is now first. */
-static void rockLeaveQueues(client *c) {
-    if (c->rock == NULL || listLength(c->rock->places) == 0) return;
-    list *wake = listCreate();
-    listNode *ln;
-    while ((ln = listFirst(c->rock->places)) != NULL) {
-        sds lk = listNodeValue(ln);
-        dictEntry *de = dictFind(rock_io.queues, lk);
-        if (de) {
-            list *q = dictGetVal(de);
-            listNode *me = listSearchKey(q, c);
-            if (me) listDelNode(q, me);
-            if (listLength(q) == 0) {
-                listRelease(q);
-                dictDelete(rock_io.queues, lk);
-            } else {
-                listAddNodeTail(wake, listNodeValue(listFirst(q)));
-            }
-        }
-        listDelNode(c->rock->places, ln);
-    }
-    while ((ln = listFirst(wake)) != NULL) {
-        rockMaybeWake(listNodeValue(ln));
-        listDelNode(wake, ln);
-    }
-    listRelease(wake);
-}
-
 int rockIsPinned(redisDb *db, sds key) {
     if (rock_io.pinned == NULL || dictSize(rock_io.pinned) == 0) return 0;
     sds skey = rockStorageKey(db->id, key);
@@ -428,7 +262,7 @@ void rockUnblockClient(client *c) {
 
 /* A new job for `skey` (which it takes), registered as in flight; the caller
  * hands it to the readers. */
-static rockReadJob *rockNewJob(redisDb *db, sds key, sds skey) {
+rockReadJob *rockNewJob(redisDb *db, sds key, sds skey) {
     rockReadJob *job = zcalloc(sizeof(*job));
     job->skey = skey;
     job->key = sdsdup(key);
@@ -485,6 +319,15 @@ static redisDb *rockDbBySid(uint32_t sid) {
     for (int j = 0; j < server.dbnum; j++)
         if (rock.dbs[j].sid == sid) return server.db + j;
     return NULL;
+}
+
+/* A value read ahead counts as accessed now: the command it is for is about
+ * to run, and eviction must not take it back out first. */
+static void rockMarkAccessed(robj *val) {
+    if (server.maxmemory_policy & MAXMEMORY_FLAG_LFU)
+        val->lru = (LFUGetTimeInMinutes() << 8) | (val->lru & 255);
+    else
+        val->lru = LRU_CLOCK();
 }
 
 static void rockCompleteJob(rockReadJob *job) {
@@ -708,7 +551,7 @@ static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj
 }
 
 /* The db `SELECT index` switches to, or NULL when index is not a valid one. */
-static redisDb *rockSelectedDb(robj *index) {
+redisDb *rockSelectedDb(robj *index) {
     long long id;
     if (getLongLongFromObject(index, &id) != C_OK || id < 0 || id >= server.dbnum) return NULL;
     return server.db + id;
@@ -924,101 +767,8 @@ static int rockPrepare(client *c) {
 }
 
 /* ---------------------------------------------------------------------------
- * Read-ahead
+ * The hand-off to the readers
  * ------------------------------------------------------------------------ */
-
-#define ROCK_AHEAD_MAX_ARGS 256    /* longer commands end the read-ahead */
-#define ROCK_AHEAD_MAX_ARG 1024    /* longer arguments (values) are not copied */
-
-/* A value read ahead counts as accessed now: the command it is for is about
- * to run, and eviction must not take it back out first. */
-static void rockMarkAccessed(robj *val) {
-    if (server.maxmemory_policy & MAXMEMORY_FLAG_LFU)
-        val->lru = (LFUGetTimeInMinutes() << 8) | (val->lru & 255);
-    else
-        val->lru = LRU_CLOCK();
-}
-
-/* "<c><digits>\r\n" at *pp (the type byte already checked): the number, and
- * *pp moved past the line. 0 when the line is incomplete or malformed. */
-static int rockAheadNumber(const char **pp, const char *end, long long *v) {
-    const char *p = *pp + 1;
-    const char *cr = p < end ? memchr(p, '\r', end - p) : NULL;
-    if (cr == NULL || cr + 1 >= end || cr[1] != '\n') return 0;
-    if (!string2ll(p, cr - p, v)) return 0;
-    *pp = cr + 2;
-    return 1;
-}
-
-/* Parses one complete RESP multibulk command at *pp without consuming it.
- * Returns argc and sets argv (string objects; an argument over
- * ROCK_AHEAD_MAX_ARG bytes becomes an empty one: it is a value, or a key too
- * long to be worth it) and *pp past the command; -1 when what follows is not
- * a complete multibulk command read-ahead looks at. */
-static int rockAheadParse(const char **pp, const char *end, robj **argv) {
-    const char *p = *pp;
-    long long argc, len;
-    if (p >= end || *p != '*' || !rockAheadNumber(&p, end, &argc) ||
-        argc <= 0 || argc > ROCK_AHEAD_MAX_ARGS) return -1;
-    for (int j = 0; j < argc; j++) {
-        if (p >= end || *p != '$' || !rockAheadNumber(&p, end, &len) || len < 0 ||
-            end - p < len + 2 || p[len] != '\r' || p[len + 1] != '\n') {
-            while (j--) decrRefCount(argv[j]);
-            return -1;
-        }
-        argv[j] = createStringObject(p, len <= ROCK_AHEAD_MAX_ARG ? len : 0);
-        p += len + 2;
-    }
-    *pp = p;
-    return (int)argc;
-}
-
-/* Queue reads for the cold values the commands after the current one in c's
- * query buffer will need (at most rock-read-ahead commands). Called when c is
- * about to wait for the disk. Stops at anything it does not understand:
- * inline commands, unknown commands, wrong arity, a command that changes
- * keys it does not name (FLUSHALL, SWAPDB, ...). */
-static void rockReadAhead(client *c) {
-    if (rock.read_ahead == 0 || c->querybuf == NULL || (c->flags & CLIENT_MASTER)) return;
-    const char *p = c->querybuf + c->qb_pos, *end = c->querybuf + sdslen(c->querybuf);
-    redisDb *db = c->db;
-    robj *argv[ROCK_AHEAD_MAX_ARGS];
-    for (int cmds = 0; cmds < rock.read_ahead && p < end; cmds++) {
-        int argc = rockAheadParse(&p, end, argv);
-        if (argc < 0) break;
-        struct redisCommand *cmd = lookupCommand(argv, argc);
-        int stop = cmd == NULL || (cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity ||
-                   rockIsBarrierCommand(cmd);
-        if (!stop && cmd->proc == selectCommand) {
-            redisDb *to = rockSelectedDb(argv[1]);
-            if (to) db = to;
-            else stop = 1;
-        } else if (!stop && (cmd->flags & CMD_MODULE) == 0) {
-            getKeysResult result = GETKEYS_RESULT_INIT;
-            int n = getKeysFromCommandWithSpecs(cmd, argv, argc, GET_KEYSPEC_DEFAULT, &result);
-            for (int j = 0; j < n; j++) {
-                robj *key = argv[result.keys[j].pos];
-                if (sdslen(key->ptr) == 0) continue;
-                dictEntry *de = dictFind(db->dict, key->ptr);
-                if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
-                if (!rockKeyRefNeedsValue(cmd, result.keys[j].flags)) continue;
-                sds skey = rockStorageKey(db->id, key->ptr);
-                if (dictFind(rock_io.inflight, skey) || rockPendingGet(skey)) {
-                    /* In flight already, or in RAM in the pending buffer. */
-                    sdsfree(skey);
-                    continue;
-                }
-                rockReadJob *job = rockNewJob(db, key->ptr, skey);
-                job->ahead = 1;
-                listAddNodeTail(rock_io.staged, job);
-                rock.stats.read_ahead++;
-            }
-            getKeysFreeResult(&result);
-        }
-        for (int j = 0; j < argc; j++) decrRefCount(argv[j]);
-        if (stop) break;
-    }
-}
 
 /* beforeSleep(): hand every read this event-loop pass queued (commands,
  * read-ahead) to the readers at once: one lock and one wake-up for the

@@ -1,0 +1,100 @@
+/* rock_ahead.c -- redis-rock: reading ahead of a waiting client's pipeline.
+ *
+ * This file owns read-ahead, a sibling of the read path (rock_read.c):
+ *   - read-ahead (rock-read-ahead): a client about to wait may have more of
+ *     its pipeline in its query buffer already. Those commands are parsed
+ *     ahead (not consumed) and the cold values they will need are read now,
+ *     in parallel, instead of one at a time as each command's turn comes.
+ *     Such a read has no waiter; its value is paged in when it arrives, as
+ *     if just accessed, and the command finds it in RAM (or joins the read
+ *     still in flight). Nothing else changes: order, pins and staleness
+ *     work as for any read.
+ * rockPrepare() (rock_read.c) calls rockReadAhead() when a client is about to
+ * wait; the jobs it queues are staged and completed like any other read. */
+
+#include "server.h"
+#include "rock_read.h"
+
+#define ROCK_AHEAD_MAX_ARGS 256    /* longer commands end the read-ahead */
+#define ROCK_AHEAD_MAX_ARG 1024    /* longer arguments (values) are not copied */
+
+/* "<c><digits>\r\n" at *pp (the type byte already checked): the number, and
+ * *pp moved past the line. 0 when the line is incomplete or malformed. */
+static int rockAheadNumber(const char **pp, const char *end, long long *v) {
+    const char *p = *pp + 1;
+    const char *cr = p < end ? memchr(p, '\r', end - p) : NULL;
+    if (cr == NULL || cr + 1 >= end || cr[1] != '\n') return 0;
+    if (!string2ll(p, cr - p, v)) return 0;
+    *pp = cr + 2;
+    return 1;
+}
+
+/* Parses one complete RESP multibulk command at *pp without consuming it.
+ * Returns argc and sets argv (string objects; an argument over
+ * ROCK_AHEAD_MAX_ARG bytes becomes an empty one: it is a value, or a key too
+ * long to be worth it) and *pp past the command; -1 when what follows is not
+ * a complete multibulk command read-ahead looks at. */
+static int rockAheadParse(const char **pp, const char *end, robj **argv) {
+    const char *p = *pp;
+    long long argc, len;
+    if (p >= end || *p != '*' || !rockAheadNumber(&p, end, &argc) ||
+        argc <= 0 || argc > ROCK_AHEAD_MAX_ARGS) return -1;
+    for (int j = 0; j < argc; j++) {
+        if (p >= end || *p != '$' || !rockAheadNumber(&p, end, &len) || len < 0 ||
+            end - p < len + 2 || p[len] != '\r' || p[len + 1] != '\n') {
+            while (j--) decrRefCount(argv[j]);
+            return -1;
+        }
+        argv[j] = createStringObject(p, len <= ROCK_AHEAD_MAX_ARG ? len : 0);
+        p += len + 2;
+    }
+    *pp = p;
+    return (int)argc;
+}
+
+/* Queue reads for the cold values the commands after the current one in c's
+ * query buffer will need (at most rock-read-ahead commands). Called when c is
+ * about to wait for the disk. Stops at anything it does not understand:
+ * inline commands, unknown commands, wrong arity, a command that changes
+ * keys it does not name (FLUSHALL, SWAPDB, ...). */
+void rockReadAhead(client *c) {
+    if (rock.read_ahead == 0 || c->querybuf == NULL || (c->flags & CLIENT_MASTER)) return;
+    const char *p = c->querybuf + c->qb_pos, *end = c->querybuf + sdslen(c->querybuf);
+    redisDb *db = c->db;
+    robj *argv[ROCK_AHEAD_MAX_ARGS];
+    for (int cmds = 0; cmds < rock.read_ahead && p < end; cmds++) {
+        int argc = rockAheadParse(&p, end, argv);
+        if (argc < 0) break;
+        struct redisCommand *cmd = lookupCommand(argv, argc);
+        int stop = cmd == NULL || (cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity ||
+                   rockIsBarrierCommand(cmd);
+        if (!stop && cmd->proc == selectCommand) {
+            redisDb *to = rockSelectedDb(argv[1]);
+            if (to) db = to;
+            else stop = 1;
+        } else if (!stop && (cmd->flags & CMD_MODULE) == 0) {
+            getKeysResult result = GETKEYS_RESULT_INIT;
+            int n = getKeysFromCommandWithSpecs(cmd, argv, argc, GET_KEYSPEC_DEFAULT, &result);
+            for (int j = 0; j < n; j++) {
+                robj *key = argv[result.keys[j].pos];
+                if (sdslen(key->ptr) == 0) continue;
+                dictEntry *de = dictFind(db->dict, key->ptr);
+                if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
+                if (!rockKeyRefNeedsValue(cmd, result.keys[j].flags)) continue;
+                sds skey = rockStorageKey(db->id, key->ptr);
+                if (dictFind(rock_io.inflight, skey) || rockPendingGet(skey)) {
+                    /* In flight already, or in RAM in the pending buffer. */
+                    sdsfree(skey);
+                    continue;
+                }
+                rockReadJob *job = rockNewJob(db, key->ptr, skey);
+                job->ahead = 1;
+                listAddNodeTail(rock_io.staged, job);
+                rock.stats.read_ahead++;
+            }
+            getKeysFreeResult(&result);
+        }
+        for (int j = 0; j < argc; j++) decrRefCount(argv[j]);
+        if (stop) break;
+    }
+}

@@ -1,0 +1,87 @@
+/* rock_read.h -- redis-rock: what the read path's files share.
+ *
+ * Included only by rock_read.c (the read path proper), rock_order.c (arrival
+ * order) and rock_ahead.c (read-ahead), siblings that call one another: the
+ * read job, the per-client read state, the read path's state (rock_io), and
+ * the functions one of them calls in another. Everything else stays static
+ * in its file; the hooks the rest of the server calls are in rock.h. */
+
+#ifndef __REDIS_ROCK_READ_H
+#define __REDIS_ROCK_READ_H
+
+#include "server.h"
+
+#include <pthread.h>
+
+#define ROCK_READ_OK 0
+#define ROCK_READ_NOTFOUND 1
+#define ROCK_READ_ERROR 2
+
+typedef struct rockReadJob {
+    sds skey;          /* RocksDB key: storage id + key */
+    sds key;           /* key name */
+    uint32_t sid;      /* storage id of the db at request time */
+    sds rec;           /* result, filled by a reader thread */
+    int status;        /* ROCK_READ_* */
+    int voided;        /* the key changed meanwhile: drop the result */
+    int ahead;         /* queued by read-ahead, for a command not yet parsed */
+    list *waiters;     /* clients blocked on this read */
+    listNode *node;    /* in rock_io.jobs */
+    monotime start;
+} rockReadJob;
+
+/* Per-client read state, allocated on first use, freed with the client. */
+typedef struct rockClientState {
+    int pending;       /* reads this client still waits for */
+    sds failed_key;    /* a read failed: the command gets an error */
+    list *pins;        /* skeys pinned for this client's next run */
+    int waiting;       /* blocked for the disk or the writer, or unblocked and
+                        * not yet re-run: its connection is not to be read */
+    int read_paused;   /* ...and its read handler is off (data came meanwhile) */
+    list *places;      /* lock keys of the per-key queues it stands in */
+    listNode *write_wait; /* in rock_io.write_waiters: its write waits for the writer */
+} rockClientState;
+
+/* The read path's state, defined in rock_read.c. */
+typedef struct rockReadIo {
+    pthread_t *threads;
+    int nthreads;
+    pthread_mutex_t lock;     /* guards queue, done, stop */
+    pthread_cond_t cond;      /* queue has work, or stop */
+    pthread_cond_t stop_cond; /* wakes the debug delay early: stop only */
+    list *queue;              /* jobs waiting for a reader */
+    int share;                /* how many of them a reader takes at a time */
+    list *done;               /* jobs read, waiting for the main thread */
+    int stop;
+    int pipe_rd, pipe_wr;     /* wakes the event loop */
+    /* Main thread only. */
+    dict *inflight;           /* skey -> job, for jobs not voided */
+    list *jobs;               /* every job not yet completed */
+    list *staged;             /* jobs of this event-loop pass, not yet handed over */
+    dict *pinned;             /* skey -> pin count */
+    dict *queues;             /* lock key -> list of waiting clients, in arrival order */
+    list *write_waiters;      /* clients whose write waits for the writer thread */
+} rockReadIo;
+
+extern rockReadIo rock_io;
+
+/* rock_read.c: client state, jobs, the db SELECT switches to. */
+rockClientState *rockClient(client *c);
+rockReadJob *rockNewJob(redisDb *db, sds key, sds skey);
+redisDb *rockSelectedDb(robj *index);
+
+/* rock_order.c: arrival order, one FIFO of waiting clients per key. */
+sds rockLockKey(redisDb *db, sds key);
+sds rockBarrierKey(void);
+int rockIsBarrierCommand(struct redisCommand *cmd);
+int rockIsDataCommand(struct redisCommand *cmd);
+int rockSomeoneAhead(client *c, sds lk);
+void rockTakePlace(client *c, sds lk);
+int rockFirstEverywhere(client *c);
+void rockMaybeWake(client *c);
+void rockLeaveQueues(client *c);
+
+/* rock_ahead.c: read-ahead of a waiting client's pipeline. */
+void rockReadAhead(client *c);
+
+#endif /* __REDIS_ROCK_READ_H */
