@@ -68,7 +68,7 @@ group_delta() {
 }
 cs_delta() { awk 'FNR==NR { b+=$3; next } { a+=$3 } END { print a-b }' "$1" "$2"; }
 
-csv_header server cold_target cold_percent clients direct_io io_threads rps ratio_rps p50_ms p99_ms errors reads_per_get eventloop_us readers_us writer_us rocksdb_us other_us total_us cs_per_get
+csv_header server cold_target cold_percent clients direct_io io_threads rps ratio_rps p50_ms p99_ms errors reads_per_get disk_blocks_per_read eventloop_us readers_us writer_us rocksdb_us other_us total_us cs_per_get
 
 declare -A stock_rps
 # measure KIND CASE-FIELDS...: the timed run, one CSV row
@@ -85,6 +85,19 @@ measure() {
     err=$(error_replies "$port")
     local rerr; rerr=$(rock_fig "$port" errors); [ "$rerr" = NA ] || [ "$rerr" = 0 ] || err="$err+rock_errors=$rerr"
     reads=NA; [ "$reads0" = NA ] || reads=$(calc "($reads1 - $reads0) / $requests" %.3f)
+    # Blocks the readers read from disk (index, filter, data) per value read;
+    # the readers hand in their counts within 100 ms of going idle.
+    local blocks=NA f b
+    if [ "$reads0" != NA ] && [ "$reads1" -gt "$reads0" ]; then
+        sleep 0.3
+        b=0
+        for f in index filter data; do
+            f=$(rock_fig "$port" rocksdb_${f}_block_reads)
+            [ "$f" = NA ] && { b=NA; break; }  # a build without the counters
+            b=$((b + f))
+        done
+        [ "$b" = NA ] || blocks=$(calc "$b / ($reads1 - $reads0)" %.3f)
+    fi
     local g us=() total=0 v
     for g in eventloop readers writer rocksdb other; do
         v=$(group_delta "$before" "$after" "$g")
@@ -93,7 +106,7 @@ measure() {
     done
     [ "$kind" = stock ] && stock_rps[$clients]=$rps
     csv_row "$kind" "$target" "$(rock_fig "$port" cold_percent)" "$clients" "$dio" "$iot" "$rps" \
-        "$(ratio "$rps" "${stock_rps[$clients]:-NA}")" "$p50" "$p99" "$err" "$reads" "${us[@]}" \
+        "$(ratio "$rps" "${stock_rps[$clients]:-NA}")" "$p50" "$p99" "$err" "$reads" "$blocks" "${us[@]}" \
         "$(calc "$total / $requests" %.1f)" "$(calc "$(cs_delta "$before" "$after") / $requests" %.2f)"
 }
 
@@ -138,4 +151,4 @@ for x in $cases; do
 done
 rm -rf "$files"
 
-md_write "Data: $keys keys \`key:%012d\`, values of $vsize random bytes (incompressible), loaded with \`redis-cli --pipe\`. Each row: \`redis-benchmark -t get -r $keys -n $requests -c <clients> --threads 1\` (uniformly random keys; rps, p50, p99 from its --csv), after a warm-up of $warmup GETs. Stock 7.0.15 holds everything in RAM. redis-rock: a fresh server per row, \`maxmemory-policy noeviction\`, \`rock-direct-io\` and \`rock-io-threads\` as shown; every value pushed to disk first (\`maxmemory 1mb\`, writer and compactions idle), then \`maxmemory\` = used_cold + (1 - cold_target/100) x (used_hot - used_cold), at least used_cold + 4 MB; cold_percent is the share actually cold after the run. CPU per GET: utime + stime of every server thread from \`/proc/PID/task/*/stat\`, before and after the timed run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), divided by the GETs of the run; $hz ticks a second, so a figure has a resolution of $(calc "1000000 / $hz / $requests" %.2f) µs. cs_per_get: voluntary + involuntary context switches of all server threads over the run, per GET. reads_per_get: RocksDB reads (\`ROCK REPORT reads\`) per GET. ratio_rps: rock rps / stock rps at the same client count. The client (redis-benchmark) shares the two cores."
+md_write "Data: $keys keys \`key:%012d\`, values of $vsize random bytes (incompressible), loaded with \`redis-cli --pipe\`. Each row: \`redis-benchmark -t get -r $keys -n $requests -c <clients> --threads 1\` (uniformly random keys; rps, p50, p99 from its --csv), after a warm-up of $warmup GETs. Stock 7.0.15 holds everything in RAM. redis-rock: a fresh server per row, \`maxmemory-policy noeviction\`, \`rock-direct-io\` and \`rock-io-threads\` as shown; every value pushed to disk first (\`maxmemory 1mb\`, writer and compactions idle), then \`maxmemory\` = used_cold + (1 - cold_target/100) x (used_hot - used_cold), at least used_cold + 4 MB; cold_percent is the share actually cold after the run. CPU per GET: utime + stime of every server thread from \`/proc/PID/task/*/stat\`, before and after the timed run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), divided by the GETs of the run; $hz ticks a second, so a figure has a resolution of $(calc "1000000 / $hz / $requests" %.2f) µs. cs_per_get: voluntary + involuntary context switches of all server threads over the run, per GET. reads_per_get: RocksDB reads (\`ROCK REPORT reads\`) per GET. disk_blocks_per_read: index, filter and data blocks the readers read from disk (\`rocksdb_*_block_reads\`) per RocksDB read. ratio_rps: rock rps / stock rps at the same client count. The client (redis-benchmark) shares the two cores."

@@ -61,6 +61,16 @@ typedef struct rockStats {
     long long master_resyncs; /* master links dropped: a read for its command failed */
 } rockStats;
 
+/* Block-cache hits and block reads of the reader threads' RocksDB reads, by
+ * kind (rock_store.c); added by the readers, reset by CONFIG RESETSTAT. */
+typedef struct rockBlockCounts {
+    redisAtomic long long index_hits, index_reads;
+    redisAtomic long long filter_hits, filter_reads;
+    redisAtomic long long data_hits, data_reads;
+    redisAtomic long long read_bytes;   /* bytes of all blocks read from disk */
+    redisAtomic long long filter_skips; /* files a filter said to skip */
+} rockBlockCounts;
+
 struct rockState {
     /* Configuration (see docs/configuration.md). */
     int enabled;                     /* rock-enabled */
@@ -108,6 +118,7 @@ struct rockState {
     dict **touched;                  /* evict-all: per db, keys that may be hot */
     int sweep_all;                   /* evict-all: sweep the whole keyspace next */
     rockStats stats;
+    rockBlockCounts blocks;
     struct hdr_histogram *read_latency; /* microseconds per value read */
 };
 
@@ -140,21 +151,31 @@ static inline void rockThreadInit(const char *title) {
     pthread_sigmask(SIG_BLOCK, &sigset, NULL);
 }
 
+/* Wait on `cond` (created with CLOCK_MONOTONIC; `lock` held) for at most
+ * `us` microseconds. Returns pthread_cond_timedwait()'s result. */
+static inline int rockCondWaitUs(pthread_cond_t *cond, pthread_mutex_t *lock, long long us) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += us / 1000000;
+    deadline.tv_nsec += (us % 1000000) * 1000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000;
+    }
+    return pthread_cond_timedwait(cond, lock, &deadline);
+}
+
 /* A thread of the tier sleeps up to `ms` on `cond` (created with
  * CLOCK_MONOTONIC), less when *stop is set under `lock` and `cond`
  * broadcast. Returns the stop flag. Used for a writer's retry wait and the
  * debug delays, so that shutdown never waits them out. */
 static inline int rockThreadSleep(pthread_mutex_t *lock, pthread_cond_t *cond, int *stop, long long ms) {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += ms / 1000;
-    deadline.tv_nsec += (ms % 1000) * 1000000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000;
-    }
+    monotime until = getMonotonicUs() + ms * 1000;
     pthread_mutex_lock(lock);
-    while (!*stop && pthread_cond_timedwait(cond, lock, &deadline) != ETIMEDOUT);
+    while (!*stop) {
+        monotime now = getMonotonicUs();
+        if (now >= until || rockCondWaitUs(cond, lock, until - now) == ETIMEDOUT) break;
+    }
     int stopped = *stop;
     pthread_mutex_unlock(lock);
     return stopped;
@@ -180,6 +201,10 @@ void rockDbDeleteSid(uint32_t sid);
 sds rockDbGet(const sds skey, int *found);
 sds rockReadRecord(int dbid, sds key, int *from_pending);
 ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu);
+void rockStoreReaderInit(void);
+void rockStoreCountBatch(void);
+void rockStoreHarvestBlockCounts(void);
+long long rockStoreBlockCountsPending(void);
 
 /* rock_keys.c: values moving, and the keyspace hooks. */
 int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key);

@@ -9,7 +9,9 @@
  * value can move at all.
  *
  * Sampling draws from the whole keyspace, cold keys included; each round
- * draws several samples. When many rounds in a row find nothing movable
+ * draws several samples. In a mostly cold database it draws from the values
+ * paged in and not modified instead (the hot-clean set), and from the whole
+ * keyspace one time in eight (rockSampleDb()). When many rounds in a row find nothing movable
  * (nearly every value cold), eviction walks the keyspace with a persistent
  * cursor instead, so a hot value is found wherever it is, and "nothing can
  * move" means a whole walk found nothing.
@@ -39,32 +41,68 @@ static int rockVolatileOnly(void) {
            server.maxmemory_policy != MAXMEMORY_NO_EVICTION;
 }
 
-/* Consider one entry of the dict being sampled or scanned (db->dict, or
- * db->expires under volatile-*): keep it in *best if it is movable and
- * colder than what *best holds. */
-static int rockMovable(redisDb *db, dictEntry *de);
-
-static void rockConsider(redisDb *db, dictEntry *de, int volatile_only,
-                         dictEntry **best, unsigned long long *best_score) {
-    if (volatile_only) de = dictFind(db->dict, dictGetKey(de));
-    if (de == NULL || !rockMovable(db, de)) return;
-    robj *o = dictGetVal(de);
-    unsigned long long score = rockColdness(o);
-    if (*best == NULL || score > *best_score) {
+/* Keep `de` in *best if it is colder than what *best holds and not
+ * pinned (checked last: it costs a key copy and a lookup, and only a value
+ * about to become the best is worth it). */
+static void rockKeepColdest(redisDb *db, dictEntry *de, dictEntry **best, unsigned long long *best_score) {
+    unsigned long long score = rockColdness(dictGetVal(de));
+    if ((*best == NULL || score > *best_score) && !rockIsPinned(db, dictGetKey(de))) {
         *best = de;
         *best_score = score;
     }
 }
 
-/* Sample one database and return the coldest movable entry, or NULL. */
+/* Consider one entry of the dict being sampled or scanned (db->dict, or
+ * db->expires under volatile-*): keep it in *best if it is movable and
+ * colder than what *best holds. */
+static int rockMovable(robj *o);
+
+static void rockConsider(redisDb *db, dictEntry *de, int volatile_only,
+                         dictEntry **best, unsigned long long *best_score) {
+    if (volatile_only) de = dictFind(db->dict, dictGetKey(de));
+    if (de && rockMovable(dictGetVal(de))) rockKeepColdest(db, de, best, best_score);
+}
+
+/* Sample the hot-clean set of a mostly cold database: up to
+ * maxmemory-samples values paged in and not modified since. */
+static void rockSampleClean(redisDb *db, int volatile_only, dictEntry **best, unsigned long long *best_score) {
+    dict *clean = rock.dbs[db->id].clean;
+    dictEntry *samples[64];
+    int count = dictGetSomeKeys(clean, samples, server.maxmemory_samples > 64 ? 64 : server.maxmemory_samples);
+    for (int j = 0; j < count; j++) {
+        sds key = dictGetKey(samples[j]);
+        if (volatile_only && dictFind(db->expires, key) == NULL) continue;
+        /* Hot, and moved out once already: only its access time matters. */
+        dictEntry *de = dictFind(db->dict, key);
+        if (de && !rockIsCold(dictGetVal(de))) rockKeepColdest(db, de, best, best_score);
+    }
+}
+
+/* Sample one database and return the coldest movable entry, or NULL.
+ *
+ * When most of a database's values are cold, random keys are mostly cold
+ * ones: at 95% cold, the 20 keys of a sample hold one hot value on average,
+ * so each eviction touches some 30 keys and its choice is as good as random.
+ * The hot-clean set (values paged in and not modified: hot by definition,
+ * and the cheapest to evict, with no write) is sampled instead, and the
+ * whole keyspace only every ROCK_EVICT_KEYSPACE_EVERY samples, so that
+ * values written since (not in the clean set) still move out when they are
+ * colder than the clean ones. */
+#define ROCK_EVICT_KEYSPACE_EVERY 8
 static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
+    static unsigned int calls;
     int volatile_only = rockVolatileOnly();
     dict *d = volatile_only ? db->expires : db->dict;
     if (dictSize(d) == 0) return NULL;
 
+    dictEntry *best = NULL;
+    int mostly_cold = rock.dbs[db->id].cold * 2 > (long long)dictSize(db->dict);
+    if (mostly_cold && dictSize(rock.dbs[db->id].clean)) {
+        rockSampleClean(db, volatile_only, &best, best_score);
+        if (best && ++calls % ROCK_EVICT_KEYSPACE_EVERY) return best;
+    }
     dictEntry *samples[64];
     int count = dictGetSomeKeys(d, samples, server.maxmemory_samples * 4 > 64 ? 64 : server.maxmemory_samples * 4);
-    dictEntry *best = NULL;
     for (int j = 0; j < count; j++)
         rockConsider(db, samples[j], volatile_only, &best, best_score);
     return best;
@@ -114,10 +152,8 @@ static int rockScanIdle(void) {
 }
 
 /* Is this value one eviction could move? */
-static int rockMovable(redisDb *db, dictEntry *de) {
-    robj *o = dictGetVal(de);
-    return !rockIsCold(o) && rockSentinelOf(o) != NULL && !rockValueTooSmall(o, NULL) &&
-           !rockIsPinned(db, dictGetKey(de));
+static int rockMovable(robj *o) {
+    return !rockIsCold(o) && rockSentinelOf(o) != NULL && !rockValueTooSmall(o, NULL);
 }
 
 static void rockRingPush(int dbid, sds key) {
@@ -149,7 +185,7 @@ void rockEvictNoteModified(redisDb *db, robj *key) {
     dictEntry *de = dictFind(db->dict, key->ptr);
     if (de == NULL) return;
     robj *o = dictGetVal(de);
-    if (rockIsCold(o) || rockSentinelOf(o) == NULL || rockValueTooSmall(o, NULL)) return;
+    if (!rockMovable(o)) return;
     rockRingPush(db->id, key->ptr);
 }
 
@@ -165,7 +201,7 @@ static dictEntry *rockRingPop(redisDb **dbout) {
         redisDb *db = server.db + dbid;
         dictEntry *de = dbid < server.dbnum ? dictFind(db->dict, key) : NULL;
         if (de && volatile_only && dictFind(db->expires, key) == NULL) de = NULL;
-        if (de && rockMovable(db, de)) {
+        if (de && rockMovable(dictGetVal(de)) && !rockIsPinned(db, key)) {
             sdsfree(key);
             *dbout = db;
             return de;

@@ -75,6 +75,7 @@ static void rockReaderLogError(const char *err) {
 static void *rockReaderMain(void *arg) {
     UNUSED(arg);
     rockThreadInit("rock_reader");
+    rockStoreReaderInit();
     rockReadJob *batch[ROCK_READ_BATCH];
     const char *keys[ROCK_READ_BATCH];
     size_t klens[ROCK_READ_BATCH], vlens[ROCK_READ_BATCH];
@@ -83,8 +84,18 @@ static void *rockReaderMain(void *arg) {
     while (1) {
         int n = 0;
         pthread_mutex_lock(&rock_io.lock);
-        while (!rock_io.stop && listLength(rock_io.queue) == 0)
-            pthread_cond_wait(&rock_io.cond, &rock_io.lock);
+        while (!rock_io.stop && listLength(rock_io.queue) == 0) {
+            /* Idle: hand in the block counts of the last reads within
+             * ROCK_BLOCK_HARVEST_US, then sleep until there is work. */
+            long long harvest_us = rockStoreBlockCountsPending();
+            if (harvest_us < 0) {
+                pthread_cond_wait(&rock_io.cond, &rock_io.lock);
+            } else if (harvest_us == 0 || rockCondWaitUs(&rock_io.cond, &rock_io.lock, harvest_us) == ETIMEDOUT) {
+                pthread_mutex_unlock(&rock_io.lock);
+                rockStoreHarvestBlockCounts();
+                pthread_mutex_lock(&rock_io.lock);
+            }
+        }
         if (rock_io.stop) {
             pthread_mutex_unlock(&rock_io.lock);
             return NULL;
@@ -109,6 +120,7 @@ static void *rockReaderMain(void *arg) {
             goto handback;
         }
         rocksdb_multi_get(rock.db, rock.ropts, n, keys, klens, vals, vlens, errs);
+        rockStoreCountBatch();
         for (int j = 0; j < n; j++) {
             if (errs[j]) {
                 rockReaderLogError(errs[j]);
@@ -147,12 +159,22 @@ rockClientState *rockClient(client *c) {
     }
     return c->rock;
 }
+
+/* Is the value of `key` pinned: paged in for a command that has not run? */
 int rockIsPinned(redisDb *db, sds key) {
+    static sds buf; /* reused for short keys: eviction asks this of many values */
     if (rock_io.pinned == NULL || dictSize(rock_io.pinned) == 0) return 0;
-    sds skey = rockStorageKey(db->id, key);
-    int pinned = dictFind(rock_io.pinned, skey) != NULL;
-    sdsfree(skey);
-    return pinned;
+    if (sdslen(key) > 256) {
+        sds skey = rockStorageKey(db->id, key);
+        int pinned = dictFind(rock_io.pinned, skey) != NULL;
+        sdsfree(skey);
+        return pinned;
+    }
+    unsigned char prefix[4];
+    rockPutSid(prefix, rock.dbs[db->id].sid);
+    buf = sdscpylen(buf ? buf : sdsempty(), (char *)prefix, sizeof(prefix));
+    buf = sdscatsds(buf, key);
+    return dictFind(rock_io.pinned, buf) != NULL;
 }
 
 static void rockPin(client *c, sds skey) {
@@ -512,7 +534,6 @@ static int rockPrepareSort(client *c, redisDb *db, robj **argv, int argc) {
     return queued;
 }
 
-/* Queue reads for the cold keys one command needs; returns how many. */
 /* The head of multi.c's private watchedKey (Redis 7.0.15, the pinned
  * version): the key and its db are all we read. */
 typedef struct rockWatchedKey {
@@ -557,9 +578,6 @@ redisDb *rockSelectedDb(robj *index) {
     return server.db + id;
 }
 
-/* Returns C_OK when the command can run now; C_ERR when it must not run now:
- * it was answered with an error, or the client is blocked until its values
- * are back (it then re-runs from processCommand()). */
 /* A read for the client's command failed: the command gets an error before
  * it runs, and gives up its pins and places. A replica never skips a write
  * of its master's stream: the link is dropped without being cached for a
@@ -659,6 +677,10 @@ void rockWakeWriteWaiters(void) {
     }
 }
 
+/* Before call(): returns C_OK when the command can run now; C_ERR when it
+ * must not run now: it was answered with an error, or the client is blocked
+ * until its values are back (it then re-runs from processCommand()). A
+ * client that runs (or was answered) has its connection read again. */
 int rockPrepareCommand(client *c) {
     int ret = rockPrepare(c);
     if (!(c->flags & CLIENT_BLOCKED)) rockResumeRead(c);
@@ -814,10 +836,10 @@ void rockReadStart(void) {
         exit(1);
     }
     pthread_mutex_init(&rock_io.lock, NULL);
-    pthread_cond_init(&rock_io.cond, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&rock_io.cond, &attr);
     pthread_cond_init(&rock_io.stop_cond, &attr);
     pthread_condattr_destroy(&attr);
     rock_io.queue = listCreate();

@@ -346,3 +346,79 @@ sds rockReadRecord(int dbid, sds key, int *from_pending) {
     }
     return rec;
 }
+
+/* ---------------------------------------------------------------------------
+ * Block counters of the reader threads
+ *
+ * What a cold read costs in disk blocks, by kind: RocksDB's per-thread perf
+ * context at count level (no timers) on each reader thread gives its
+ * block-cache hits and block reads for index, filter and data blocks. A
+ * reader adds its counts to rock.blocks (atomics: CONFIG RESETSTAT zeroes
+ * them from the event loop) at most every ROCK_BLOCK_HARVEST_US while it
+ * works, and once when it goes idle (rockStoreBlockCountsPending() tells it
+ * to wait with a timeout), so ROCK REPORT lags the reads by up to that.
+ * Reads on the event loop (sync_loads) are not counted.
+ * ------------------------------------------------------------------------ */
+
+#define ROCK_BLOCK_HARVEST_US 100000
+
+static __thread rocksdb_perfcontext_t *rock_perf;
+static __thread monotime rock_perf_harvested;
+static __thread int rock_perf_dirty;
+
+/* A reader thread calls this once, before its first read. */
+void rockStoreReaderInit(void) {
+    rocksdb_set_perf_level(rocksdb_enable_count);
+    rock_perf = rocksdb_perfcontext_create();
+    rocksdb_perfcontext_reset(rock_perf);
+    rock_perf_harvested = getMonotonicUs();
+}
+
+/* The value of counter `name` in a perf context report ("a = 1, b = 2"). */
+static long long rockPerfField(const char *report, const char *name) {
+    size_t nlen = strlen(name);
+    for (const char *p = report; (p = strstr(p, name)) != NULL; p += nlen) {
+        if ((p == report || p[-1] == ' ') && strncmp(p + nlen, " = ", 3) == 0)
+            return strtoll(p + nlen + 3, NULL, 10);
+    }
+    return 0;
+}
+
+/* Add this thread's counts to rock.blocks and start counting afresh. */
+void rockStoreHarvestBlockCounts(void) {
+    if (rock_perf == NULL || !rock_perf_dirty) return;
+    char *r = rocksdb_perfcontext_report(rock_perf, 1);
+    long long hits = rockPerfField(r, "block_cache_hit_count");
+    long long reads = rockPerfField(r, "block_read_count");
+    long long ihits = rockPerfField(r, "block_cache_index_hit_count");
+    long long ireads = rockPerfField(r, "index_block_read_count");
+    long long fhits = rockPerfField(r, "block_cache_filter_hit_count");
+    long long freads = rockPerfField(r, "filter_block_read_count");
+    long long dreads = reads - ireads - freads - rockPerfField(r, "compression_dict_block_read_count");
+    atomicIncr(rock.blocks.index_hits, ihits);
+    atomicIncr(rock.blocks.index_reads, ireads);
+    atomicIncr(rock.blocks.filter_hits, fhits);
+    atomicIncr(rock.blocks.filter_reads, freads);
+    atomicIncr(rock.blocks.data_hits, hits - ihits - fhits);
+    atomicIncr(rock.blocks.data_reads, dreads > 0 ? dreads : 0);
+    atomicIncr(rock.blocks.read_bytes, rockPerfField(r, "block_read_byte"));
+    atomicIncr(rock.blocks.filter_skips, rockPerfField(r, "bloom_sst_miss_count"));
+    rocksdb_free(r);
+    rocksdb_perfcontext_reset(rock_perf);
+    rock_perf_dirty = 0;
+    rock_perf_harvested = getMonotonicUs();
+}
+
+/* After each batch of reads: harvest when the last harvest is old enough. */
+void rockStoreCountBatch(void) {
+    rock_perf_dirty = 1;
+    if (getMonotonicUs() - rock_perf_harvested >= ROCK_BLOCK_HARVEST_US) rockStoreHarvestBlockCounts();
+}
+
+/* Microseconds an idle reader may sleep before it must harvest, or -1 when
+ * it has nothing to harvest. */
+long long rockStoreBlockCountsPending(void) {
+    if (!rock_perf_dirty) return -1;
+    long long left = ROCK_BLOCK_HARVEST_US - (long long)(getMonotonicUs() - rock_perf_harvested);
+    return left > 0 ? left : 0;
+}

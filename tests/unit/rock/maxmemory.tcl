@@ -168,3 +168,38 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         assert_equal 0 [s evicted_keys]
     }
 }
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    test {maxmemory with rock: a mostly cold keyspace drops paged-in values and still moves written ones} {
+        # Mostly cold: eviction samples the values paged in and not modified
+        # (the hot-clean set), and the whole keyspace only now and then.
+        r debug populate 20000 k 1000
+        r config set rock-debug-evict-all yes
+        r ping
+        r config set rock-debug-evict-all no
+        assert_equal 20000 [dict get [r rock report] cold_keys]
+        for {set i 0} {$i < 2000} {incr i} { r get k:$i }
+        assert_equal 2000 [dict get [r rock report] hot_clean_keys]
+        for {set i 0} {$i < 200} {incr i} { r set w:$i [string repeat "w$i" 300] }
+        r config resetstat
+        # About 1.5 MB must go: paged-in values go first, with no write.
+        set limit [expr {[s used_memory] - 1500000}]
+        r config set maxmemory $limit
+        assert_equal OK [r set x y]
+        wait_for_condition 500 10 {
+            [s used_memory] <= $limit + 100000
+        } else { fail "used_memory [s used_memory] still over $limit" }
+        set rep [r rock report]
+        assert {[dict get $rep clean_drops] >= 1000}
+        # Everything must go: once the paged-in values are gone, the written
+        # ones are found and moved too.
+        r config set maxmemory 1
+        wait_for_condition 500 10 {
+            [dict get [r rock report] cold_keys] == [r dbsize] - 1
+        } else { fail "not every value moved: [dict get [r rock report] cold_keys] of [r dbsize] cold" }
+        r config set maxmemory 0
+        for {set i 0} {$i < 200} {incr i} { assert_equal [string repeat "w$i" 300] [r get w:$i] }
+        assert_equal 20201 [r dbsize]
+        assert_equal 0 [s evicted_keys]
+    }
+}

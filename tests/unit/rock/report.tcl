@@ -104,3 +104,48 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         assert_match "*redis-rock*" [r command docs rock]
     }
 }
+
+# A maxmemory of 32 MB at start gives RocksDB 2 MB memtables (1/16), so a
+# few MB of values reach table files (where block counts are made).
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory 32mb}} {
+    test {ROCK REPORT counts the blocks of the readers' reads; index and filter blocks are never read} {
+        set n 6000
+        # Incompressible values (the record format compresses as RDB does):
+        # 1,000-byte slices of one random string.
+        set base [randstring 65536 65536 alpha]
+        proc blockval {base i} { set o [expr {($i * 97) % 64000}]; string range $base $o [expr {$o + 999}] }
+        for {set i 0} {$i < $n} {incr i} { r set k$i [blockval $base $i] }
+        for {set i 0} {$i < $n} {incr i 500} {
+            set keys {}
+            for {set j $i} {$j < $i + 500} {incr j} { lappend keys k$j }
+            r rock evict {*}$keys
+        }
+        assert_equal $n [dict get [rock_report] cold_keys]
+        wait_for_condition 100 50 {
+            [dict get [rock_report] rocksdb_disk_bytes] > 0
+        } else { fail "no table file was written: [rock_report]" }
+        r config resetstat
+        set rep [rock_report]
+        foreach f {index_block_hits index_block_reads filter_block_hits filter_block_reads
+                   data_block_hits data_block_reads block_read_bytes filter_skips} {
+            assert_equal 0 [dict get $rep rocksdb_$f]
+        }
+        for {set i 0} {$i < $n} {incr i} { assert_equal [blockval $base $i] [r get k$i] }
+        assert_equal $n [dict get [rock_report] reads]
+        # At most 2 MB of the 6 MB is still in a memtable: at least a
+        # quarter of the reads went to a table file, each to a data block,
+        # from the cache or the disk.
+        wait_for_condition 100 50 {
+            [dict get [rock_report] rocksdb_data_block_hits] + [dict get [rock_report] rocksdb_data_block_reads] >= $n / 4
+        } else { fail "data blocks not counted: [rock_report]" }
+        set rep [rock_report]
+        assert {[dict get $rep rocksdb_data_block_reads] > 0}
+        assert {[dict get $rep rocksdb_block_read_bytes] > 0}
+        # Index and filter blocks are held by the table readers (loaded when
+        # a file is written): a read never goes through the cache or the
+        # disk for them.
+        assert_equal 0 [expr {[dict get $rep rocksdb_index_block_hits] + [dict get $rep rocksdb_index_block_reads]}]
+        assert_equal 0 [expr {[dict get $rep rocksdb_filter_block_hits] + [dict get $rep rocksdb_filter_block_reads]}]
+        assert {[rock_info_field rock_rocksdb_data_block_reads] > 0}
+    }
+}
