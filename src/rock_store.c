@@ -62,7 +62,13 @@ void rockStoreInit(void) {
     rock.wopts = rocksdb_writeoptions_create();
     rocksdb_writeoptions_disable_WAL(rock.wopts, 1);
     rock.ropts = rocksdb_readoptions_create();
-    rocksdb_readoptions_set_fill_cache(rock.ropts, 1);
+    /* A value read is paged into RAM, where Redis keeps it while it is hot:
+     * caching its 4 KB block too would hold the same bytes twice, and a
+     * block's neighbours are neighbours by key, not by access. So reads
+     * leave the block cache alone (no insert, no eviction, no LRU lock per
+     * read), and the memory it does not use stays with the values in RAM
+     * (its usage, not its capacity, counts against maxmemory). */
+    rocksdb_readoptions_set_fill_cache(rock.ropts, 0);
 }
 
 /* The sentinel that stands for `val` once on disk, or NULL when values of its
