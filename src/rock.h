@@ -202,6 +202,7 @@ sds rockDbGet(const sds skey, int *found);
 sds rockReadRecord(int dbid, sds key, int *from_pending);
 ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu);
 void rockStoreReaderInit(void);
+void rockStoreReaderExit(void);
 void rockStoreCountBatch(void);
 void rockStoreHarvestBlockCounts(void);
 long long rockStoreBlockCountsPending(void);

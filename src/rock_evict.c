@@ -84,10 +84,11 @@ static void rockSampleClean(redisDb *db, int volatile_only, dictEntry **best, un
  * ones: at 95% cold, the 20 keys of a sample hold one hot value on average,
  * so each eviction touches some 30 keys and its choice is as good as random.
  * The hot-clean set (values paged in and not modified: hot by definition,
- * and the cheapest to evict, with no write) is sampled instead, and the
- * whole keyspace only every ROCK_EVICT_KEYSPACE_EVERY samples, so that
- * values written since (not in the clean set) still move out when they are
- * colder than the clean ones. */
+ * and the cheapest to evict, with no write) is sampled instead. The whole
+ * keyspace is sampled as well, so that the other hot values (written since,
+ * or never moved) still move out when they are colder: at every call when
+ * they are more than an eighth of the hot values, else at one call in
+ * ROCK_EVICT_KEYSPACE_EVERY (they can't pile up past that share). */
 #define ROCK_EVICT_KEYSPACE_EVERY 8
 static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
     static unsigned int calls;
@@ -96,8 +97,9 @@ static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
     if (dictSize(d) == 0) return NULL;
 
     dictEntry *best = NULL;
-    int mostly_cold = rock.dbs[db->id].cold * 2 > (long long)dictSize(db->dict);
-    if (mostly_cold && dictSize(rock.dbs[db->id].clean)) {
+    rockDb *rdb = &rock.dbs[db->id];
+    long long hot = (long long)dictSize(db->dict) - rdb->cold, clean = (long long)dictSize(rdb->clean);
+    if (rdb->cold > hot && clean && (hot - clean) * ROCK_EVICT_KEYSPACE_EVERY <= hot) {
         rockSampleClean(db, volatile_only, &best, best_score);
         if (best && ++calls % ROCK_EVICT_KEYSPACE_EVERY) return best;
     }

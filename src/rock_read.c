@@ -98,6 +98,7 @@ static void *rockReaderMain(void *arg) {
         }
         if (rock_io.stop) {
             pthread_mutex_unlock(&rock_io.lock);
+            rockStoreReaderExit();
             return NULL;
         }
         while (n < rock_io.share && listLength(rock_io.queue)) {

@@ -380,6 +380,13 @@ void rockStoreReaderInit(void) {
     rock_perf_harvested = getMonotonicUs();
 }
 
+/* A reader thread calls this as it ends: its last counts, its context. */
+void rockStoreReaderExit(void) {
+    rockStoreHarvestBlockCounts();
+    if (rock_perf) rocksdb_perfcontext_destroy(rock_perf);
+    rock_perf = NULL;
+}
+
 /* The value of counter `name` in a perf context report ("a = 1, b = 2"). */
 static long long rockPerfField(const char *report, const char *name) {
     size_t nlen = strlen(name);
