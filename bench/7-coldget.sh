@@ -11,8 +11,8 @@
 # redis-rock gets a fresh server: load with no maxmemory (used_hot), push
 # every value to disk (maxmemory 1mb; wait for the writer and compactions:
 # used_cold), then maxmemory = used_cold + (1 - cold share) x (used_hot -
-# used_cold), the keys loaded again under it (FLUSHALL first; eviction
-# moves the cold share during the load), a warm-up of B7_WARMUP random GETs (not timed: page-ins and
+# used_cold), every key read once in order (the values read last stay in
+# RAM, clean, as after a long read-only run), a warm-up of B7_WARMUP random GETs (not timed: page-ins and
 # clean drops reach their steady state), then the timed
 # redis-benchmark -t get -r B7_KEYS -n B7_REQUESTS -c C --threads 1.
 #
@@ -42,6 +42,7 @@ files=$BENCH_DIR/7-files
 trap 'rm -rf "$files"; bench_cleanup' EXIT
 rm -rf "$files" && mkdir -p "$files"
 python3 "$BENCH_TOP/bench/gen.py" set "$keys" --bench-keys --data random --value-size "$vsize" --seed 7 > "$files/load"
+python3 "$BENCH_TOP/bench/gen.py" get "$keys" --bench-keys > "$files/getall"
 
 # thread_snapshot PID -> lines "group ticks ctxt_switches", one per thread
 thread_snapshot() {
@@ -145,14 +146,14 @@ for x in $cases; do
     maxmem=$(awk -v h="$used_hot" -v c="$used_cold" -v t="$target" 'BEGIN{ m = c + (1 - t/100) * (h - c); if (m < c + 4194304) m = c + 4194304; printf "%.0f", m }')
     # Values come back only when read: from all cold, uniform GETs would
     # need about N x ln(1/cold share) reads to reach the target (700,000
-    # for 25% of 500,000). So load again under the target maxmemory: the
-    # values eviction moves during the load are the cold share.
-    cli "$port" flushall >/dev/null
-    rock_wait_idle "$port" 300
+    # for 25% of 500,000). So every key is read once, in order: the values
+    # read last stay in RAM, clean (their disk copy still valid), as after
+    # a long read-only run; the cold share is the target.
     cli "$port" config set maxmemory "$maxmem" >/dev/null
-    load
-    rock_wait_idle "$port" 900
-    log "case $x: used_hot=$used_hot used_cold=$used_cold maxmemory=$maxmem cold_percent=$(rock_fig "$port" cold_percent) after the second load"
+    read -r secs err reps < <(pipe_run "$port" < "$files/getall")
+    [ "$err" = 0 ] && [ "$reps" = "$keys" ] || die "read-all: errors=$err replies=$reps"
+    rock_wait_idle "$port" 300
+    log "case $x: used_hot=$used_hot used_cold=$used_cold maxmemory=$maxmem cold_percent=$(rock_fig "$port" cold_percent) after reading every key (${secs}s)"
     run_benchmark "$port" get -r "$keys" -n "$warmup" -c "$clients" --threads 1 >/dev/null
     rock_wait_idle "$port" 300
     measure rock "$target" "$clients" "$dio" "$iot"
@@ -160,4 +161,4 @@ for x in $cases; do
 done
 rm -rf "$files"
 
-md_write "Data: $keys keys \`key:%012d\`, values of $vsize random bytes (incompressible), loaded with \`redis-cli --pipe\`. Each row: \`redis-benchmark -t get -r $keys -n $requests -c <clients> --threads 1\` (uniformly random keys; rps, p50, p99 from its --csv), after a warm-up of $warmup GETs. Stock 7.0.15 holds everything in RAM. redis-rock: a fresh server per row, \`maxmemory-policy noeviction\`, \`rock-direct-io\` and \`rock-io-threads\` as shown; every value pushed to disk first (\`maxmemory 1mb\`, writer and compactions idle), then \`maxmemory\` = used_cold + (1 - cold_target/100) x (used_hot - used_cold), at least used_cold + 4 MB, and the keys loaded again under it after a FLUSHALL (values come back only when read, so starting from all cold a uniform warm-up would need about N x ln(1/cold share) GETs to reach the target); cold_percent is the share actually cold after the run. CPU per GET: utime + stime of every server thread from \`/proc/PID/task/*/stat\`, before and after the timed run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), divided by the GETs of the run; $hz ticks a second, so a figure has a resolution of $(calc "1000000 / $hz / $requests" %.2f) µs. cs_per_get: voluntary + involuntary context switches of all server threads over the run, per GET. reads_per_get: RocksDB reads (\`ROCK REPORT reads\`) per GET. disk_blocks_per_read: index, filter and data blocks the readers read from disk (\`rocksdb_*_block_reads\`) per RocksDB read. ratio_rps: rock rps / stock rps at the same client count. The client (redis-benchmark) shares the two cores."
+md_write "Data: $keys keys \`key:%012d\`, values of $vsize random bytes (incompressible), loaded with \`redis-cli --pipe\`. Each row: \`redis-benchmark -t get -r $keys -n $requests -c <clients> --threads 1\` (uniformly random keys; rps, p50, p99 from its --csv), after a warm-up of $warmup GETs. Stock 7.0.15 holds everything in RAM. redis-rock: a fresh server per row, \`maxmemory-policy noeviction\`, \`rock-direct-io\` and \`rock-io-threads\` as shown; every value pushed to disk first (\`maxmemory 1mb\`, writer and compactions idle), then \`maxmemory\` = used_cold + (1 - cold_target/100) x (used_hot - used_cold), at least used_cold + 4 MB, and every key read once in order (values come back only when read, so starting from all cold a uniform warm-up would need about N x ln(1/cold share) GETs to reach the target; the values read last stay in RAM, clean); cold_percent is the share actually cold after the run. CPU per GET: utime + stime of every server thread from \`/proc/PID/task/*/stat\`, before and after the timed run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), divided by the GETs of the run; $hz ticks a second, so a figure has a resolution of $(calc "1000000 / $hz / $requests" %.2f) µs. cs_per_get: voluntary + involuntary context switches of all server threads over the run, per GET. reads_per_get: RocksDB reads (\`ROCK REPORT reads\`) per GET. disk_blocks_per_read: index, filter and data blocks the readers read from disk (\`rocksdb_*_block_reads\`) per RocksDB read. ratio_rps: rock rps / stock rps at the same client count. The client (redis-benchmark) shares the two cores."
