@@ -11,7 +11,7 @@
 # redis-rock gets a fresh server: load with no maxmemory (used_hot), push
 # every value to disk (maxmemory 1mb; wait for the writer and compactions:
 # used_cold), then maxmemory = used_cold + (1 - cold share) x (used_hot -
-# used_cold), every key read once in order (the values read last stay in
+# used_cold) (at least used_cold + rocksdb_memory + 4 MB), every key read once in order (the values read last stay in
 # RAM, clean, as after a long read-only run), a warm-up of B7_WARMUP random GETs (not timed: page-ins and
 # clean drops reach their steady state), then the timed
 # redis-benchmark -t get -r B7_KEYS -n B7_REQUESTS -c C --threads 1.
@@ -143,7 +143,10 @@ for x in $cases; do
         cli "$port" ping >/dev/null; sleep 0.5
     done
     used_cold=$(info_fig "$port" memory used_memory)
-    maxmem=$(awk -v h="$used_hot" -v c="$used_cold" -v t="$target" 'BEGIN{ m = c + (1 - t/100) * (h - c); if (m < c + 4194304) m = c + 4194304; printf "%.0f", m }')
+    # At least room for RocksDB's own memory (it counts against maxmemory)
+    # and 4 MB of values: with less, nothing could stay in RAM.
+    rocks_mem=$(rock_fig "$port" rocksdb_memory)
+    maxmem=$(awk -v h="$used_hot" -v c="$used_cold" -v r="$rocks_mem" -v t="$target" 'BEGIN{ m = c + (1 - t/100) * (h - c); if (m < c + r + 4194304) m = c + r + 4194304; printf "%.0f", m }')
     # Values come back only when read: from all cold, uniform GETs would
     # need about N x ln(1/cold share) reads to reach the target (700,000
     # for 25% of 500,000). So every key is read once, in order: the values
@@ -161,4 +164,4 @@ for x in $cases; do
 done
 rm -rf "$files"
 
-md_write "Data: $keys keys \`key:%012d\`, values of $vsize random bytes (incompressible), loaded with \`redis-cli --pipe\`. Each row: \`redis-benchmark -t get -r $keys -n $requests -c <clients> --threads 1\` (uniformly random keys; rps, p50, p99 from its --csv), after a warm-up of $warmup GETs. Stock 7.0.15 holds everything in RAM. redis-rock: a fresh server per row, \`maxmemory-policy noeviction\`, \`rock-direct-io\` and \`rock-io-threads\` as shown; every value pushed to disk first (\`maxmemory 1mb\`, writer and compactions idle), then \`maxmemory\` = used_cold + (1 - cold_target/100) x (used_hot - used_cold), at least used_cold + 4 MB, and every key read once in order (values come back only when read, so starting from all cold a uniform warm-up would need about N x ln(1/cold share) GETs to reach the target; the values read last stay in RAM, clean); cold_percent is the share actually cold after the run. CPU per GET: utime + stime of every server thread from \`/proc/PID/task/*/stat\`, before and after the timed run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), divided by the GETs of the run; $hz ticks a second, so a figure has a resolution of $(calc "1000000 / $hz / $requests" %.2f) µs. cs_per_get: voluntary + involuntary context switches of all server threads over the run, per GET. reads_per_get: RocksDB reads (\`ROCK REPORT reads\`) per GET. disk_blocks_per_read: index, filter and data blocks the readers read from disk (\`rocksdb_*_block_reads\`) per RocksDB read. ratio_rps: rock rps / stock rps at the same client count. The client (redis-benchmark) shares the two cores."
+md_write "Data: $keys keys \`key:%012d\`, values of $vsize random bytes (incompressible), loaded with \`redis-cli --pipe\`. Each row: \`redis-benchmark -t get -r $keys -n $requests -c <clients> --threads 1\` (uniformly random keys; rps, p50, p99 from its --csv), after a warm-up of $warmup GETs. Stock 7.0.15 holds everything in RAM. redis-rock: a fresh server per row, \`maxmemory-policy noeviction\`, \`rock-direct-io\` and \`rock-io-threads\` as shown; every value pushed to disk first (\`maxmemory 1mb\`, writer and compactions idle), then \`maxmemory\` = used_cold + (1 - cold_target/100) x (used_hot - used_cold), at least used_cold + RocksDB's memory (\`rocksdb_memory\`, counted against maxmemory) + 4 MB, and every key read once in order (values come back only when read, so starting from all cold a uniform warm-up would need about N x ln(1/cold share) GETs to reach the target; the values read last stay in RAM, clean); cold_percent is the share actually cold after the run. CPU per GET: utime + stime of every server thread from \`/proc/PID/task/*/stat\`, before and after the timed run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), divided by the GETs of the run; $hz ticks a second, so a figure has a resolution of $(calc "1000000 / $hz / $requests" %.2f) µs. cs_per_get: voluntary + involuntary context switches of all server threads over the run, per GET. reads_per_get: RocksDB reads (\`ROCK REPORT reads\`) per GET. disk_blocks_per_read: index, filter and data blocks the readers read from disk (\`rocksdb_*_block_reads\`) per RocksDB read. ratio_rps: rock rps / stock rps at the same client count. The client (redis-benchmark) shares the two cores."

@@ -235,13 +235,15 @@ static void rockPrepareDir(void) {
  * ------------------------------------------------------------------------ */
 
 /* RocksDB's memory counts against maxmemory (rockExternalMemory()), so with
- * a maxmemory set it is sized from it: the block cache gets at most 1/8 of
- * it (and at most rock-block-cache-size), each of the two memtables 1/16
- * (between 2 MB and 16 MB; smaller ones mean many tiny files and much more
- * compaction). Together at most a quarter of maxmemory. */
+ * a maxmemory set it is sized from it: the block cache gets at most 1/64 of
+ * it (and at most rock-block-cache-size): it holds only data blocks, which
+ * help reads in key order (a few hundred recent blocks are enough) and
+ * hardly at all uniform random ones, and what it takes is RAM the values
+ * can't have. Each of the two memtables gets 1/16 (between 2 MB and 16 MB;
+ * smaller ones mean many tiny files and much more compaction). */
 static size_t rockEffectiveCacheSize(void) {
     unsigned long long size = rock.block_cache_size;
-    if (server.maxmemory && size > server.maxmemory / 8) size = server.maxmemory / 8;
+    if (server.maxmemory && size > server.maxmemory / 64) size = server.maxmemory / 64;
     if (size < 1024 * 1024) size = 1024 * 1024;
     return (size_t)size;
 }

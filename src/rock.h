@@ -103,7 +103,8 @@ struct rockState {
     rocksdb_filterpolicy_t *filter;
     long long opened_at;             /* unix time (ms) of the open */
     rocksdb_writeoptions_t *wopts;   /* WAL off */
-    rocksdb_readoptions_t *ropts;
+    rocksdb_readoptions_t *ropts;    /* fills the block cache */
+    rocksdb_readoptions_t *ropts_nofill; /* leaves it alone (rock_store.c) */
 
     /* Keyspace side (rock_store.c, rock_keys.c). */
     robj *cold[ROCK_OBJ_TYPES];      /* the shared sentinel of each type */

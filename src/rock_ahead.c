@@ -88,7 +88,7 @@ void rockReadAhead(client *c) {
                     continue;
                 }
                 rockReadJob *job = rockNewJob(db, key->ptr, skey);
-                job->ahead = 1;
+                job->ahead = job->fill = 1;
                 listAddNodeTail(rock_io.staged, job);
                 rock.stats.read_ahead++;
             }

@@ -111,16 +111,18 @@ static void *rockReaderMain(void *arg) {
         /* Tests widen the window in which a read is in flight. */
         if (rock.debug_read_delay_ms)
             rockThreadSleep(&rock_io.lock, &rock_io.stop_cond, &rock_io.stop, rock.debug_read_delay_ms);
+        int fill = 0;
         for (int j = 0; j < n; j++) {
             keys[j] = batch[j]->skey;
             klens[j] = sdslen(batch[j]->skey);
+            fill |= batch[j]->fill;
         }
         if (rock.db == NULL) {
             /* The store could not be recreated (rockResetStore): fail. */
             for (int j = 0; j < n; j++) batch[j]->status = ROCK_READ_ERROR;
             goto handback;
         }
-        rocksdb_multi_get(rock.db, rock.ropts, n, keys, klens, vals, vlens, errs);
+        rocksdb_multi_get(rock.db, fill ? rock.ropts : rock.ropts_nofill, n, keys, klens, vals, vlens, errs);
         rockStoreCountBatch();
         for (int j = 0; j < n; j++) {
             if (errs[j]) {
@@ -303,6 +305,7 @@ static void rockRequestRead(client *c, redisDb *db, sds key) {
     rockReadJob *job = dictFetchValue(rock_io.inflight, skey);
     if (job == NULL) {
         job = rockNewJob(db, key, skey);
+        job->fill = rockClient(c)->pending > 0; /* not the command's first read */
         listAddNodeTail(rock_io.staged, job);
     } else {
         sdsfree(skey);

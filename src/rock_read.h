@@ -25,6 +25,8 @@ typedef struct rockReadJob {
     int status;        /* ROCK_READ_* */
     int voided;        /* the key changed meanwhile: drop the result */
     int ahead;         /* queued by read-ahead, for a command not yet parsed */
+    int fill;          /* more reads of this client are due (read-ahead, several
+                        * keys of one command): keep its block in the block cache */
     list *waiters;     /* clients blocked on this read */
     listNode *node;    /* in rock_io.jobs */
     monotime start;

@@ -35,15 +35,19 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes maxmemory 
     set bound [expr {$limit * 1.15 + 64 * 1024 * 1024}]
 
     test {RocksDB's memory is sized from maxmemory and counted in ROCK REPORT} {
-        # Block cache at most maxmemory/8.
-        assert_equal [expr {$limit / 8}] [rock_field rocksdb_block_cache_capacity]
-        r config set maxmemory 256mb
+        # Block cache at most maxmemory/64 (and at most rock-block-cache-size).
+        assert_equal [expr {$limit / 64}] [rock_field rocksdb_block_cache_capacity]
+        r config set maxmemory 1gb
+        wait_for_condition 250 20 {
+            [rock_field rocksdb_block_cache_capacity] == 16*1024*1024
+        } else { fail "block cache not resized with maxmemory" }
+        r config set maxmemory 4gb
         wait_for_condition 250 20 {
             [rock_field rocksdb_block_cache_capacity] == 32*1024*1024
-        } else { fail "block cache not resized with maxmemory" }
+        } else { fail "block cache not capped by rock-block-cache-size" }
         r config set maxmemory 64mb
         wait_for_condition 250 20 {
-            [rock_field rocksdb_block_cache_capacity] == $limit / 8
+            [rock_field rocksdb_block_cache_capacity] == $limit / 64
         } else { fail "block cache not resized back" }
     }
 

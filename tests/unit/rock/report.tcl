@@ -108,7 +108,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
 # A maxmemory of 32 MB at start gives RocksDB 2 MB memtables (1/16), so a
 # few MB of values reach table files (where block counts are made).
 start_server {tags {"rock"} overrides {rock-enabled yes maxmemory 32mb}} {
-    test {ROCK REPORT counts the blocks of the readers' reads; index and filter blocks are never read} {
+    test {ROCK REPORT counts the blocks of the readers' reads; index and filter blocks are never read; only a pipeline's reads fill the block cache} {
         set n 6000
         # Incompressible values (the record format compresses as RDB does):
         # 1,000-byte slices of one random string.
@@ -146,6 +146,25 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory 32mb}} {
         # disk for them.
         assert_equal 0 [expr {[dict get $rep rocksdb_index_block_hits] + [dict get $rep rocksdb_index_block_reads]}]
         assert_equal 0 [expr {[dict get $rep rocksdb_filter_block_hits] + [dict get $rep rocksdb_filter_block_reads]}]
+        # One GET at a time: each read is alone, and leaves the block cache
+        # alone (its value is in RAM now): no read finds a block there.
+        assert_equal 0 [dict get $rep rocksdb_data_block_hits]
+
+        # A pipeline: the reads of the commands behind the first (read
+        # ahead) keep their blocks, and neighbouring keys find them.
+        for {set i 0} {$i < $n} {incr i 500} {
+            set keys {}
+            for {set j $i} {$j < $i + 500} {incr j} { lappend keys k$j }
+            r rock evict {*}$keys
+        }
+        r config resetstat
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < $n} {incr i} { $rd get k$i }
+        for {set i 0} {$i < $n} {incr i} { assert_equal [blockval $base $i] [$rd read] }
+        $rd close
+        wait_for_condition 100 50 {
+            [dict get [rock_report] rocksdb_data_block_hits] > 0
+        } else { fail "a pipeline's reads found no block in the cache: [rock_report]" }
         assert {[rock_info_field rock_rocksdb_data_block_reads] > 0}
     }
 }
