@@ -11,9 +11,10 @@
 # redis-rock gets a fresh server: load with no maxmemory (used_hot), push
 # every value to disk (maxmemory 1mb; wait for the writer and compactions:
 # used_cold), then maxmemory = used_cold + (1 - cold share) x (used_hot -
-# used_cold) (at least used_cold + rocksdb_memory + 4 MB), every key read once in order (the values read last stay in
-# RAM, clean, as after a long read-only run), a warm-up of B7_WARMUP random GETs (not timed: page-ins and
-# clean drops reach their steady state), then the timed
+# used_cold) (at least used_cold + rocksdb_memory + 4 MB), every key read
+# once in order (the values read last stay in RAM, clean, as after a long
+# read-only run), a warm-up of B7_WARMUP random GETs (not timed: page-ins
+# and clean drops reach their steady state), then the timed
 # redis-benchmark -t get -r B7_KEYS -n B7_REQUESTS -c C --threads 1.
 #
 # Thread groups (by the name each thread sets):
@@ -112,11 +113,17 @@ measure() {
         "$(calc "$total / $requests" %.1f)" "$(calc "$(cs_delta "$before" "$after") / $requests" %.2f)"
 }
 
+# pipe_file NAME: send $files/NAME with redis-cli --pipe, one reply per key
+# and no error expected; sets pipe_secs
+pipe_file() {
+    local err reps
+    read -r pipe_secs err reps < <(pipe_run "$port" < "$files/$1")
+    [ "$err" = 0 ] && [ "$reps" = "$keys" ] || die "$1: errors=$err replies=$reps"
+}
+
 load() {
-    local secs err reps
-    read -r secs err reps < <(pipe_run "$port" < "$files/load")
-    [ "$err" = 0 ] && [ "$reps" = "$keys" ] || die "load: errors=$err replies=$reps"
-    log "loaded $keys keys in ${secs}s"
+    pipe_file load
+    log "loaded $keys keys in ${pipe_secs}s"
 }
 
 # Stock: one row per client count the cases use.
@@ -153,10 +160,9 @@ for x in $cases; do
     # read last stay in RAM, clean (their disk copy still valid), as after
     # a long read-only run; the cold share is the target.
     cli "$port" config set maxmemory "$maxmem" >/dev/null
-    read -r secs err reps < <(pipe_run "$port" < "$files/getall")
-    [ "$err" = 0 ] && [ "$reps" = "$keys" ] || die "read-all: errors=$err replies=$reps"
+    pipe_file getall
     rock_wait_idle "$port" 300
-    log "case $x: used_hot=$used_hot used_cold=$used_cold maxmemory=$maxmem cold_percent=$(rock_fig "$port" cold_percent) after reading every key (${secs}s)"
+    log "case $x: used_hot=$used_hot used_cold=$used_cold maxmemory=$maxmem cold_percent=$(rock_fig "$port" cold_percent) after reading every key (${pipe_secs}s)"
     run_benchmark "$port" get -r "$keys" -n "$warmup" -c "$clients" --threads 1 >/dev/null
     rock_wait_idle "$port" 300
     measure rock "$target" "$clients" "$dio" "$iot"

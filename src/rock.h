@@ -62,14 +62,16 @@ typedef struct rockStats {
 } rockStats;
 
 /* Block-cache hits and block reads of the reader threads' RocksDB reads, by
- * kind (rock_store.c); added by the readers, reset by CONFIG RESETSTAT. */
-typedef struct rockBlockCounts {
-    redisAtomic long long index_hits, index_reads;
-    redisAtomic long long filter_hits, filter_reads;
-    redisAtomic long long data_hits, data_reads;
-    redisAtomic long long read_bytes;   /* bytes of all blocks read from disk */
-    redisAtomic long long filter_skips; /* files a filter said to skip */
-} rockBlockCounts;
+ * kind (rock_store.c); added by the readers, reset by CONFIG RESETSTAT.
+ * Shown as rocksdb_<name> (rockBlockCountName()). */
+enum {
+    ROCK_BLK_INDEX_HITS, ROCK_BLK_INDEX_READS,
+    ROCK_BLK_FILTER_HITS, ROCK_BLK_FILTER_READS,
+    ROCK_BLK_DATA_HITS, ROCK_BLK_DATA_READS,
+    ROCK_BLK_READ_BYTES,   /* bytes of all blocks read from disk */
+    ROCK_BLK_FILTER_SKIPS, /* files a filter said to skip */
+    ROCK_BLK_COUNTS
+};
 
 struct rockState {
     /* Configuration (see docs/configuration.md). */
@@ -119,7 +121,7 @@ struct rockState {
     dict **touched;                  /* evict-all: per db, keys that may be hot */
     int sweep_all;                   /* evict-all: sweep the whole keyspace next */
     rockStats stats;
-    rockBlockCounts blocks;
+    redisAtomic long long blocks[ROCK_BLK_COUNTS];
     struct hdr_histogram *read_latency; /* microseconds per value read */
 };
 
@@ -195,6 +197,7 @@ robj *rockSentinelOf(robj *val);
 void rockPutSid(unsigned char *p, uint32_t sid);
 uint32_t rockGetSid(const unsigned char *p);
 sds rockStorageKey(int dbid, const sds key);
+sds rockStorageKeyInto(sds buf, int dbid, const sds key);
 sds rockSerialize(robj *key, robj *val, int dbid);
 robj *rockDeserialize(sds rec, sds key, int dbid);
 int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen);
@@ -207,6 +210,7 @@ void rockStoreReaderExit(void);
 void rockStoreCountBatch(void);
 void rockStoreHarvestBlockCounts(void);
 long long rockStoreBlockCountsPending(void);
+const char *rockBlockCountName(int i);
 
 /* rock_keys.c: values moving, and the keyspace hooks. */
 int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key);

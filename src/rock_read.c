@@ -165,19 +165,15 @@ rockClientState *rockClient(client *c) {
 
 /* Is the value of `key` pinned: paged in for a command that has not run? */
 int rockIsPinned(redisDb *db, sds key) {
-    static sds buf; /* reused for short keys: eviction asks this of many values */
+    static sds buf; /* reused: eviction asks this of many values */
     if (rock_io.pinned == NULL || dictSize(rock_io.pinned) == 0) return 0;
-    if (sdslen(key) > 256) {
-        sds skey = rockStorageKey(db->id, key);
-        int pinned = dictFind(rock_io.pinned, skey) != NULL;
-        sdsfree(skey);
-        return pinned;
+    buf = rockStorageKeyInto(buf, db->id, key);
+    int pinned = dictFind(rock_io.pinned, buf) != NULL;
+    if (sdsalloc(buf) > 1024) { /* a long key: don't keep its room */
+        sdsfree(buf);
+        buf = NULL;
     }
-    unsigned char prefix[4];
-    rockPutSid(prefix, rock.dbs[db->id].sid);
-    buf = sdscpylen(buf ? buf : sdsempty(), (char *)prefix, sizeof(prefix));
-    buf = sdscatsds(buf, key);
-    return dictFind(rock_io.pinned, buf) != NULL;
+    return pinned;
 }
 
 static void rockPin(client *c, sds skey) {
@@ -303,16 +299,17 @@ rockReadJob *rockNewJob(redisDb *db, sds key, sds skey) {
 static void rockRequestRead(client *c, redisDb *db, sds key) {
     sds skey = rockStorageKey(db->id, key);
     rockReadJob *job = dictFetchValue(rock_io.inflight, skey);
+    rockClientState *st = rockClient(c);
     if (job == NULL) {
         job = rockNewJob(db, key, skey);
-        job->fill = rockClient(c)->pending > 0; /* not the command's first read */
+        job->fill = st->pending > 0; /* not the command's first read */
         listAddNodeTail(rock_io.staged, job);
     } else {
         sdsfree(skey);
     }
     if (listSearchKey(job->waiters, c) == NULL) {
         listAddNodeTail(job->waiters, c);
-        rockClient(c)->pending++;
+        st->pending++;
     }
 }
 

@@ -37,14 +37,7 @@ static long long rockReadLatencyPercentile(double p) {
 /* CONFIG RESETSTAT. */
 void rockResetStats(void) {
     memset(&rock.stats, 0, sizeof(rock.stats));
-    atomicSet(rock.blocks.index_hits, 0);
-    atomicSet(rock.blocks.index_reads, 0);
-    atomicSet(rock.blocks.filter_hits, 0);
-    atomicSet(rock.blocks.filter_reads, 0);
-    atomicSet(rock.blocks.data_hits, 0);
-    atomicSet(rock.blocks.data_reads, 0);
-    atomicSet(rock.blocks.read_bytes, 0);
-    atomicSet(rock.blocks.filter_skips, 0);
+    for (int i = 0; i < ROCK_BLK_COUNTS; i++) atomicSet(rock.blocks[i], 0);
     if (rock.read_latency) hdr_reset(rock.read_latency);
 }
 
@@ -132,19 +125,11 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"rocksdb_block_cache_usage", cache};
     f[n++] = (rockFigure){"rocksdb_block_cache_capacity", rock.cache ? (long long)rocksdb_cache_get_capacity(rock.cache) : 0};
     f[n++] = (rockFigure){"rocksdb_table_readers", readers};
-    long long v;
-#define ROCK_BLOCK_FIGURE(name, field) \
-    atomicGet(rock.blocks.field, v); \
-    f[n++] = (rockFigure){name, v}
-    ROCK_BLOCK_FIGURE("rocksdb_index_block_hits", index_hits);
-    ROCK_BLOCK_FIGURE("rocksdb_index_block_reads", index_reads);
-    ROCK_BLOCK_FIGURE("rocksdb_filter_block_hits", filter_hits);
-    ROCK_BLOCK_FIGURE("rocksdb_filter_block_reads", filter_reads);
-    ROCK_BLOCK_FIGURE("rocksdb_data_block_hits", data_hits);
-    ROCK_BLOCK_FIGURE("rocksdb_data_block_reads", data_reads);
-    ROCK_BLOCK_FIGURE("rocksdb_block_read_bytes", read_bytes);
-    ROCK_BLOCK_FIGURE("rocksdb_filter_skips", filter_skips);
-#undef ROCK_BLOCK_FIGURE
+    for (int i = 0; i < ROCK_BLK_COUNTS; i++) {
+        long long v;
+        atomicGet(rock.blocks[i], v);
+        f[n++] = (rockFigure){rockBlockCountName(i), v};
+    }
     f[n++] = (rockFigure){"rocksdb_disk_bytes", rockDbProperty("rocksdb.total-sst-files-size")};
     f[n++] = (rockFigure){"rocksdb_estimated_keys", rockDbProperty("rocksdb.estimate-num-keys")};
     f[n++] = (rockFigure){"rocksdb_write_stopped", rockDbProperty("rocksdb.is-write-stopped")};

@@ -107,12 +107,18 @@ uint32_t rockGetSid(const unsigned char *p) {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-/* RocksDB key of `key` in database `dbid`. */
-sds rockStorageKey(int dbid, const sds key) {
+/* RocksDB key of `key` in database `dbid`, written into `buf` (an sds to
+ * reuse, or NULL for a new one). */
+sds rockStorageKeyInto(sds buf, int dbid, const sds key) {
     unsigned char prefix[4];
     rockPutSid(prefix, rock.dbs[dbid].sid);
-    sds sk = sdsnewlen(prefix, 4);
-    return sdscatlen(sk, key, sdslen(key));
+    buf = buf ? sdscpylen(buf, (char *)prefix, sizeof(prefix)) : sdsnewlen(prefix, sizeof(prefix));
+    return sdscatlen(buf, key, sdslen(key));
+}
+
+/* RocksDB key of `key` in database `dbid`. */
+sds rockStorageKey(int dbid, const sds key) {
+    return rockStorageKeyInto(NULL, dbid, key);
 }
 
 /* Serialize a value as [format][encoding][LRU/LFU][RDB type][RDB payload]. */
@@ -363,7 +369,7 @@ sds rockReadRecord(int dbid, sds key, int *from_pending) {
  * What a cold read costs in disk blocks, by kind: RocksDB's per-thread perf
  * context at count level (no timers) on each reader thread gives its
  * block-cache hits and block reads for index, filter and data blocks. A
- * reader adds its counts to rock.blocks (atomics: CONFIG RESETSTAT zeroes
+ * reader adds its counts to rock.blocks[] (atomics: CONFIG RESETSTAT zeroes
  * them from the event loop) at most every ROCK_BLOCK_HARVEST_US while it
  * works, and once when it goes idle (rockStoreBlockCountsPending() tells it
  * to wait with a timeout), so ROCK REPORT lags the reads by up to that.
@@ -375,6 +381,16 @@ sds rockReadRecord(int dbid, sds key, int *from_pending) {
 static __thread rocksdb_perfcontext_t *rock_perf;
 static __thread monotime rock_perf_harvested;
 static __thread int rock_perf_dirty;
+
+/* The report name of counter ROCK_BLK_* `i`. */
+const char *rockBlockCountName(int i) {
+    static const char *names[ROCK_BLK_COUNTS] = {
+        "rocksdb_index_block_hits", "rocksdb_index_block_reads",
+        "rocksdb_filter_block_hits", "rocksdb_filter_block_reads",
+        "rocksdb_data_block_hits", "rocksdb_data_block_reads",
+        "rocksdb_block_read_bytes", "rocksdb_filter_skips"};
+    return names[i];
+}
 
 /* A reader thread calls this once, before its first read. */
 void rockStoreReaderInit(void) {
@@ -412,14 +428,14 @@ void rockStoreHarvestBlockCounts(void) {
     long long fhits = rockPerfField(r, "block_cache_filter_hit_count");
     long long freads = rockPerfField(r, "filter_block_read_count");
     long long dreads = reads - ireads - freads - rockPerfField(r, "compression_dict_block_read_count");
-    atomicIncr(rock.blocks.index_hits, ihits);
-    atomicIncr(rock.blocks.index_reads, ireads);
-    atomicIncr(rock.blocks.filter_hits, fhits);
-    atomicIncr(rock.blocks.filter_reads, freads);
-    atomicIncr(rock.blocks.data_hits, hits - ihits - fhits);
-    atomicIncr(rock.blocks.data_reads, dreads > 0 ? dreads : 0);
-    atomicIncr(rock.blocks.read_bytes, rockPerfField(r, "block_read_byte"));
-    atomicIncr(rock.blocks.filter_skips, rockPerfField(r, "bloom_sst_miss_count"));
+    atomicIncr(rock.blocks[ROCK_BLK_INDEX_HITS], ihits);
+    atomicIncr(rock.blocks[ROCK_BLK_INDEX_READS], ireads);
+    atomicIncr(rock.blocks[ROCK_BLK_FILTER_HITS], fhits);
+    atomicIncr(rock.blocks[ROCK_BLK_FILTER_READS], freads);
+    atomicIncr(rock.blocks[ROCK_BLK_DATA_HITS], hits - ihits - fhits);
+    atomicIncr(rock.blocks[ROCK_BLK_DATA_READS], dreads > 0 ? dreads : 0);
+    atomicIncr(rock.blocks[ROCK_BLK_READ_BYTES], rockPerfField(r, "block_read_byte"));
+    atomicIncr(rock.blocks[ROCK_BLK_FILTER_SKIPS], rockPerfField(r, "bloom_sst_miss_count"));
     rocksdb_free(r);
     rocksdb_perfcontext_reset(rock_perf);
     rock_perf_dirty = 0;

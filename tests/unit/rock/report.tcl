@@ -113,13 +113,16 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory 32mb}} {
         # Incompressible values (the record format compresses as RDB does):
         # 1,000-byte slices of one random string.
         set base [randstring 65536 65536 alpha]
+        proc evict_range {n} {
+            for {set i 0} {$i < $n} {incr i 500} {
+                set keys {}
+                for {set j $i} {$j < $i + 500} {incr j} { lappend keys k$j }
+                r rock evict {*}$keys
+            }
+        }
         proc blockval {base i} { set o [expr {($i * 97) % 64000}]; string range $base $o [expr {$o + 999}] }
         for {set i 0} {$i < $n} {incr i} { r set k$i [blockval $base $i] }
-        for {set i 0} {$i < $n} {incr i 500} {
-            set keys {}
-            for {set j $i} {$j < $i + 500} {incr j} { lappend keys k$j }
-            r rock evict {*}$keys
-        }
+        evict_range $n
         assert_equal $n [dict get [rock_report] cold_keys]
         wait_for_condition 100 50 {
             [dict get [rock_report] rocksdb_disk_bytes] > 0
@@ -152,11 +155,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory 32mb}} {
 
         # A pipeline: the reads of the commands behind the first (read
         # ahead) keep their blocks, and neighbouring keys find them.
-        for {set i 0} {$i < $n} {incr i 500} {
-            set keys {}
-            for {set j $i} {$j < $i + 500} {incr j} { lappend keys k$j }
-            r rock evict {*}$keys
-        }
+        evict_range $n
         r config resetstat
         set rd [redis_deferring_client]
         for {set i 0} {$i < $n} {incr i} { $rd get k$i }
