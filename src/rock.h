@@ -37,7 +37,8 @@
 /* Per-database tier state; SWAPDB swaps these along with the dicts. */
 typedef struct rockDb {
     uint32_t sid;      /* storage id: the RocksDB key prefix of this db */
-    dict *clean;       /* hot keys whose disk copy is still valid (hot-clean) */
+    dict *clean;       /* hot keys whose disk copy is still valid (hot-clean),
+                        * each with the LRU clock of its page-in (u64 val) */
     long long cold;    /* keys whose value is on disk */
 } rockDb;
 

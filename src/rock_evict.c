@@ -63,18 +63,55 @@ static void rockConsider(redisDb *db, dictEntry *de, int volatile_only,
     if (de && rockMovable(dictGetVal(de))) rockKeepColdest(db, de, best, best_score);
 }
 
+/* Idle time, in ms, of an LRU clock reading (estimateObjectIdleTime() for a
+ * clock kept outside an object). */
+static unsigned long long rockClockIdle(unsigned int clock) {
+    unsigned long long now = LRU_CLOCK();
+    if (now >= clock) return (now - clock) * LRU_CLOCK_RESOLUTION;
+    return (now + (LRU_CLOCK_MAX - clock)) * LRU_CLOCK_RESOLUTION;
+}
+
 /* Sample the hot-clean set of a mostly cold database: up to
- * maxmemory-samples values paged in and not modified since. */
+ * maxmemory-samples values paged in and not modified since.
+ *
+ * What costs here is the lookup of each sample in the keyspace (a few cache
+ * misses in a big dict), not the sampling. So under an LRU policy each
+ * member carries a stamp, the LRU clock of its page-in (rockRestoreValue()),
+ * and the samples are tried oldest stamp first: the value tried is looked
+ * up, its real access time counted, and its stamp renewed from it; the next
+ * sample is tried only if its stamp is older than the best value found so
+ * far. A value not used since its page-in is taken at the first lookup; one
+ * used since only costs the lookup that finds it out. Under LFU every
+ * sample is looked up. */
 static void rockSampleClean(redisDb *db, int volatile_only, dictEntry **best, unsigned long long *best_score) {
     dict *clean = rock.dbs[db->id].clean;
     dictEntry *samples[64];
+    unsigned long long idle[64];
     int count = dictGetSomeKeys(clean, samples, server.maxmemory_samples > 64 ? 64 : server.maxmemory_samples);
+    int stamped = !(server.maxmemory_policy & MAXMEMORY_FLAG_LFU);
+    if (stamped) {
+        /* Insertion sort, oldest stamp first: a handful of samples. */
+        for (int j = 0; j < count; j++) {
+            dictEntry *e = samples[j];
+            unsigned long long t = rockClockIdle(dictGetUnsignedIntegerVal(e));
+            int k = j;
+            for (; k > 0 && idle[k - 1] < t; k--) {
+                samples[k] = samples[k - 1];
+                idle[k] = idle[k - 1];
+            }
+            samples[k] = e;
+            idle[k] = t;
+        }
+    }
     for (int j = 0; j < count; j++) {
+        if (stamped && *best && idle[j] <= *best_score) break;
         sds key = dictGetKey(samples[j]);
         if (volatile_only && dictFind(db->expires, key) == NULL) continue;
         /* Hot, and moved out once already: only its access time matters. */
         dictEntry *de = dictFind(db->dict, key);
-        if (de && !rockIsCold(dictGetVal(de))) rockKeepColdest(db, de, best, best_score);
+        if (de == NULL || rockIsCold(dictGetVal(de))) continue;
+        if (stamped) dictSetUnsignedIntegerVal(samples[j], ((robj *)dictGetVal(de))->lru);
+        rockKeepColdest(db, de, best, best_score);
     }
 }
 

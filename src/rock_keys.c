@@ -174,7 +174,15 @@ robj *rockLoadEntry(redisDb *db, dictEntry *de) {
 void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
     rockDb *rdb = &rock.dbs[db->id];
     dictSetVal(db->dict, de, val);
-    dictAdd(rdb->clean, sdsdup(dictGetKey(de)), NULL);
+    /* Stamped with the clock of its page-in: the sampling in
+     * rock_evict.c orders by it without a lookup of the value. */
+    sds ckey = sdsdup(dictGetKey(de));
+    dictEntry *existing, *ce = dictAddRaw(rdb->clean, ckey, &existing);
+    if (ce == NULL) {
+        sdsfree(ckey);
+        ce = existing;
+    }
+    dictSetUnsignedIntegerVal(ce, LRU_CLOCK());
     rockTouched(db, dictGetKey(de));
     rockEvictNoteHot(db, dictGetKey(de));
     rdb->cold--;

@@ -202,4 +202,42 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         assert_equal 20201 [r dbsize]
         assert_equal 0 [s evicted_keys]
     }
+
+    test {maxmemory with rock: in a mostly cold keyspace, paged-in values used again stay longest} {
+        # Paged-in values are sampled by the time of their page-in, and the
+        # one picked is checked against its real access time: a value used
+        # since its page-in is not taken for one that was not.
+        r flushall
+        r config set maxmemory 0
+        r debug populate 5000 k 1000
+        r config set rock-debug-evict-all yes
+        r ping
+        r config set rock-debug-evict-all no
+        for {set i 0} {$i < 2000} {incr i} { r get k:$i }
+        # Let the LRU clock (1 s resolution) move past the page-ins.
+        wait_for_condition 100 50 {
+            [r object idletime k:1999] >= 2
+        } else { fail "LRU clock did not advance" }
+        for {set i 0} {$i < 200} {incr i} { r get k:$i }
+        # About 1,000 of the 2,000 paged-in values must go.
+        set limit [expr {[s used_memory] - 1000000}]
+        r config set maxmemory $limit
+        assert_equal OK [r set x y]
+        wait_for_condition 500 10 {
+            [s used_memory] <= $limit + 100000
+        } else { fail "used_memory [s used_memory] still over $limit" }
+        set used_again 0
+        for {set i 0} {$i < 200} {incr i} {
+            if {[r rock status k:$i] ne "cold"} { incr used_again }
+        }
+        set others 0
+        for {set i 200} {$i < 2000} {incr i} {
+            if {[r rock status k:$i] ne "cold"} { incr others }
+        }
+        assert_morethan [dict get [r rock report] clean_drops] 800
+        # Uniform choice would keep about half of each group.
+        assert_morethan_equal $used_again 195
+        assert_lessthan $others 1200
+        r config set maxmemory 0
+    }
 }
