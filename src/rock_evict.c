@@ -9,9 +9,9 @@
  * value can move at all.
  *
  * Sampling draws from the whole keyspace, cold keys included; each round
- * draws several samples. In a mostly cold database it draws from the values
- * paged in and not modified instead (the hot-clean set), and from the whole
- * keyspace one time in eight (rockSampleDb()). When many rounds in a row find nothing movable
+ * draws several samples. When the hot values are nearly all paged in and
+ * not modified since, it draws from those instead (the hot-clean set), and
+ * from the whole keyspace one time in eight (rockSampleDb()). When many rounds in a row find nothing movable
  * (nearly every value cold), eviction walks the keyspace with a persistent
  * cursor instead, so a hot value is found wherever it is, and "nothing can
  * move" means a whole walk found nothing.
@@ -60,7 +60,13 @@ static int rockMovable(robj *o);
 static void rockConsider(redisDb *db, dictEntry *de, int volatile_only,
                          dictEntry **best, unsigned long long *best_score) {
     if (volatile_only) de = dictFind(db->dict, dictGetKey(de));
-    if (de && rockMovable(dictGetVal(de))) rockKeepColdest(db, de, best, best_score);
+    if (de == NULL) return;
+    /* Whether the value can move at all reads its own memory (a string's
+     * length: one more cache miss per sample in a big keyspace), so it is
+     * asked only of a hot value colder than the best so far. */
+    robj *o = dictGetVal(de);
+    if (rockIsCold(o) || (*best && rockColdness(o) <= *best_score)) return;
+    if (rockMovable(o)) rockKeepColdest(db, de, best, best_score);
 }
 
 /* Idle time, in ms, of an LRU clock reading (estimateObjectIdleTime() for a
@@ -117,14 +123,17 @@ static void rockSampleClean(redisDb *db, int volatile_only, dictEntry **best, un
 
 /* Sample one database and return the coldest movable entry, or NULL.
  *
- * When most of a database's values are cold, random keys are mostly cold
- * ones: at 95% cold, the 20 keys of a sample hold one hot value on average,
- * so each eviction touches some 30 keys and its choice is as good as random.
- * The hot-clean set (values paged in and not modified: hot by definition,
- * and the cheapest to evict, with no write) is sampled instead. The whole
- * keyspace is sampled as well, so that the other hot values (written since,
- * or never moved) still move out when they are colder: at every call when
- * they are more than an eighth of the hot values, else at one call in
+ * Random keys of the keyspace cost a chain of cache misses each, and when
+ * most values are cold they are mostly cold ones: at 95% cold, the 20 keys
+ * of a sample hold one hot value on average, so each eviction touches some
+ * 30 keys and its choice is as good as random. When the hot values are
+ * nearly all hot-clean (paged in and not modified: the cheapest to evict,
+ * with no write), as they are once a dataset bigger than maxmemory has been
+ * read for a while, the hot-clean set is sampled instead, for one lookup in
+ * the keyspace per eviction (rockSampleClean()). The whole keyspace is
+ * sampled as well, so that the other hot values (written since, or never
+ * moved) still move out when they are colder: at every call when they are
+ * more than an eighth of the hot values, else at one call in
  * ROCK_EVICT_KEYSPACE_EVERY (they can't pile up past that share). */
 #define ROCK_EVICT_KEYSPACE_EVERY 8
 static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
@@ -136,7 +145,7 @@ static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
     dictEntry *best = NULL;
     rockDb *rdb = &rock.dbs[db->id];
     long long hot = (long long)dictSize(db->dict) - rdb->cold, clean = (long long)dictSize(rdb->clean);
-    if (rdb->cold > hot && clean && (hot - clean) * ROCK_EVICT_KEYSPACE_EVERY <= hot) {
+    if (clean && (hot - clean) * ROCK_EVICT_KEYSPACE_EVERY <= hot) {
         rockSampleClean(db, volatile_only, &best, best_score);
         if (best && ++calls % ROCK_EVICT_KEYSPACE_EVERY) return best;
     }
