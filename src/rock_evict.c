@@ -77,8 +77,9 @@ static unsigned long long rockClockIdle(unsigned int clock) {
     return (now + (LRU_CLOCK_MAX - clock)) * LRU_CLOCK_RESOLUTION;
 }
 
-/* Sample the hot-clean set of a mostly cold database: up to
- * maxmemory-samples values paged in and not modified since.
+/* Sample the hot-clean set of a database whose hot values are nearly all
+ * clean (rockSampleDb()): up to maxmemory-samples values paged in and not
+ * modified since.
  *
  * What costs here is the lookup of each sample in the keyspace (a few cache
  * misses in a big dict), not the sampling. So under an LRU policy each
