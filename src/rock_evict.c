@@ -335,12 +335,11 @@ static long long rockPendingLimit(void) {
  * not only at the next command, so an idle server gets under maxmemory. */
 static int rock_evict_after_writes = 0;
 
-/* Set when eviction found the writer behind (a full pending buffer, and
- * memory over by more than half the pending limit on top of it): until it
- * hands back a batch, commands that may grow memory wait for it
- * (rockPrepareCommand()), and the rest run. Only past the whole limit does
- * the event loop itself wait (so page-ins can't grow memory without bound
- * either): the memory bound is the one the event-loop wait alone gave. */
+/* Set when eviction found the writer behind (a full backlog, and memory
+ * still over maxmemory on top of it): until it hands back a batch, commands
+ * that may grow memory wait for it (rockPrepareCommand()), and the rest
+ * run. Only past the whole limit does the event loop itself wait (so
+ * page-ins can't grow memory without bound either). */
 static int rock_writer_behind = 0;
 
 int rockWriterBehind(void) {
@@ -379,13 +378,13 @@ int rockPerformEvictions(void) {
          * committed), not as memory already freed: eviction moves values
          * to make up for them. */
         if (rockWriteBacklog() >= limit) {
-            /* The writer is behind. Let commands run while the overshoot
-             * is small; beyond that, writes wait for it, and only when even
-             * that did not hold memory (or while loading, when no command
-             * runs) does the event loop wait. */
-            long long over = need - freed;
-            if (over <= limit / 2 || (over <= limit && !server.loading && rockWriteOutstanding() > 0)) {
-                if (over > limit / 2) rock_writer_behind = 1;
+            /* The writer is behind, and memory still over: commands that
+             * may grow memory wait for it (so writes never take memory past
+             * maxmemory plus what is pending), the rest run; only when even
+             * that did not hold memory (page-ins took it past the cap), or
+             * while loading (no command runs), does the event loop wait. */
+            if (need - freed <= limit && !server.loading && rockWriteOutstanding() > 0) {
+                rock_writer_behind = 1;
                 rock_evict_after_writes = 1;
                 return C_OK;
             }
