@@ -290,6 +290,14 @@ void rockCron(void) {
     if (++ticks % 10 == 0) rockWriteRequestTrim();
 }
 
+/* beforeSleep(), every event-loop pass (also while processing events during
+ * loading): hand the disk reads and the writes this pass queued to the
+ * reader and writer threads, each with one lock and one wake-up. */
+void rockBeforeSleep(void) {
+    rockReadSubmit();
+    rockWriteSubmit();
+}
+
 static void rockOpenDb(void) {
     char *err = NULL;
     int upper, bottom;

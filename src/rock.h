@@ -130,6 +130,7 @@ extern struct rockState rock;
 extern configEnum rock_compression_enum[];
 
 /* rock.c: lifecycle and configuration. */
+void rockBeforeSleep(void);
 void rockStartup(void);
 void rockShutdown(void);
 void rockResetStore(void);
@@ -245,6 +246,7 @@ int rockWriteDirty(void);
 void rockWritePut(sds skey, sds rec);
 void rockWriteDelete(sds skey);
 void rockWriteDeleteRange(sds start, sds end);
+void rockWriteSubmit(void);
 void rockWriteFlush(void);
 int rockWriteWaitOne(void);
 sds rockPendingGet(sds skey);
@@ -279,7 +281,7 @@ int rockIsPinned(redisDb *db, sds key);
 void rockVoidRead(sds skey);
 void rockVoidReadsOfSid(uint32_t sid);
 void rockUnblockClient(client *c);
-void rockBeforeSleep(void);
+void rockReadSubmit(void);
 int rockPauseRead(client *c);
 void rockWakeWriteWaiters(void);
 void rockCommandProcessed(client *c);

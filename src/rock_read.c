@@ -793,13 +793,13 @@ static int rockPrepare(client *c) {
  * The hand-off to the readers
  * ------------------------------------------------------------------------ */
 
-/* beforeSleep(): hand every read this event-loop pass queued (commands,
+/* beforeSleep() (rockBeforeSleep): hand every read this event-loop pass queued (commands,
  * read-ahead) to the readers at once: one lock and one wake-up for the
  * pass instead of one per read. The readers split them: each takes an
  * equal share (at most ROCK_READ_BATCH, one MultiGet), so that the reads
  * of a pass go to the disk from every reader at once, not one after the
  * other from a single MultiGet. */
-void rockBeforeSleep(void) {
+void rockReadSubmit(void) {
     if (rock_io.staged == NULL || listLength(rock_io.staged) == 0) return;
     pthread_mutex_lock(&rock_io.lock);
     listJoin(rock_io.queue, rock_io.staged);

@@ -82,6 +82,8 @@ static struct {
     pthread_cond_t done_cond; /* a batch was handed back */
     pthread_cond_t retry_cond;/* wakes the writer's sleeps early: stop only */
     list *queue;              /* rockWriteOp waiting for the writer */
+    list *staged;             /* main thread only: ops not handed over yet */
+    size_t staged_bytes;      /* ...and the bytes they carry */
     list *done;               /* rockWriteBatch waiting for the main thread */
     int stop;
     int trim;                 /* malloc_trim() asked for (rockWriteRequestTrim) */
@@ -229,13 +231,27 @@ static void rockPendingUnref(rockPendingValue *pv) {
     zfree(pv);
 }
 
+/* Hand every staged op to the writer: one lock and one wake-up for all the
+ * writes an event-loop pass queued (beforeSleep), instead of one per write.
+ * Also called before the main thread waits for the writer, and whenever a
+ * full batch is staged, so a long command's writes start early. Order is
+ * kept: the staged ops go after everything queued before them. */
+void rockWriteSubmit(void) {
+    if (!rock_wr.started || rock_wr.staged == NULL || listLength(rock_wr.staged) == 0) return;
+    pthread_mutex_lock(&rock_wr.lock);
+    listJoin(rock_wr.queue, rock_wr.staged);
+    pthread_cond_signal(&rock_wr.cond);
+    pthread_mutex_unlock(&rock_wr.lock);
+    rock_wr.staged_bytes = 0;
+}
+
 static void rockEnqueue(rockWriteOp *op) {
     rock_wr.outstanding++;
     rock_wr.ops_since_reset++;
-    pthread_mutex_lock(&rock_wr.lock);
-    listAddNodeTail(rock_wr.queue, op);
-    pthread_cond_signal(&rock_wr.cond);
-    pthread_mutex_unlock(&rock_wr.lock);
+    listAddNodeTail(rock_wr.staged, op);
+    rock_wr.staged_bytes += sdslen(op->skey) + (op->pv ? sdslen(op->pv->rec) : 0);
+    if (listLength(rock_wr.staged) >= ROCK_WRITE_BATCH_OPS || rock_wr.staged_bytes >= ROCK_WRITE_BATCH_BYTES)
+        rockWriteSubmit();
 }
 
 static void rockEnqueuePut(sds skey, rockPendingValue *pv) {
@@ -464,6 +480,7 @@ void rockWriteFlush(void) {
      * batch that succeeds, so a wait that began while writes failed would
      * end at their recovery with batches still queued. */
     long long notices = rock.stats.write_errors;
+    rockWriteSubmit();
     while (rock_wr.outstanding > 0 && rock.stats.write_errors == notices) {
         pthread_mutex_lock(&rock_wr.lock);
         while (listLength(rock_wr.done) == 0)
@@ -479,6 +496,7 @@ void rockWriteFlush(void) {
  * nothing was outstanding. */
 int rockWriteWaitOne(void) {
     if (!rock_wr.started || rock_wr.outstanding == 0) return 0;
+    rockWriteSubmit();
     pthread_mutex_lock(&rock_wr.lock);
     while (listLength(rock_wr.done) == 0)
         pthread_cond_wait(&rock_wr.done_cond, &rock_wr.lock);
@@ -579,6 +597,7 @@ void rockWriteStart(void) {
     pthread_cond_init(&rock_wr.retry_cond, &attr);
     pthread_condattr_destroy(&attr);
     rock_wr.queue = listCreate();
+    rock_wr.staged = listCreate();
     rock_wr.done = listCreate();
     rock_wr.pending = dictCreate(&rockPendingDictType);
     rockDiskCheck();
@@ -590,6 +609,7 @@ void rockWriteStart(void) {
 }
 
 static void rockWriteJoin(void) {
+    rockWriteSubmit();
     pthread_mutex_lock(&rock_wr.lock);
     rock_wr.stop = 1;
     pthread_cond_broadcast(&rock_wr.cond);
@@ -607,6 +627,7 @@ static void rockWriteJoin(void) {
  * finishes first. Returns how many queued writes were dropped. */
 long long rockWriteHalt(void) {
     if (!rock_wr.started) return 0;
+    rockWriteSubmit();
     pthread_mutex_lock(&rock_wr.lock);
     list *queue = rock_wr.queue;
     long long dropped = listLength(queue);
