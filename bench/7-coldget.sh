@@ -36,7 +36,6 @@ requests=${B7_REQUESTS:-$([ "$QUICK" = 1 ] && echo 5000 || echo 200000)}
 warmup=${B7_WARMUP:-$([ "$QUICK" = 1 ] && echo 2000 || echo 50000)}
 cases=${B7_CASES:-$([ "$QUICK" = 1 ] && echo "95:8:yes:4 25:8:no:2" || echo "100:8:yes:4 95:50:yes:4 95:50:no:4 25:50:yes:4")}
 port=${PORT_BASE:-31270}
-hz=$(getconf CLK_TCK)
 
 bench_init 7-coldget "cold GETs: throughput, CPU per GET by thread group, context switches"
 files=$BENCH_DIR/7-files
@@ -45,31 +44,6 @@ rm -rf "$files" && mkdir -p "$files"
 python3 "$BENCH_TOP/bench/gen.py" set "$keys" --bench-keys --data random --value-size "$vsize" --seed 7 > "$files/load"
 python3 "$BENCH_TOP/bench/gen.py" get "$keys" --bench-keys > "$files/getall"
 
-# thread_snapshot PID -> lines "group ticks ctxt_switches", one per thread
-thread_snapshot() {
-    local pid=$1 t comm ticks cs
-    for t in /proc/"$pid"/task/*; do
-        comm=$(cat "$t/comm" 2>/dev/null) || continue
-        # utime and stime: fields 14 and 15, after the parenthesised name
-        ticks=$(sed 's/^.*) //' "$t/stat" 2>/dev/null | awk '{print $12 + $13}') || continue
-        cs=$(awk '/ctxt_switches/{s+=$2} END{print s+0}' "$t/status" 2>/dev/null) || continue
-        case "$comm" in
-        redis-server) comm=eventloop ;;
-        rock_reader*) comm=readers ;;
-        rock_writer) comm=writer ;;
-        rocksdb:*) comm=rocksdb ;;
-        *) comm=other ;;
-        esac
-        echo "$comm $ticks $cs"
-    done
-}
-
-# group_delta BEFORE AFTER GROUP -> CPU microseconds of GROUP between the two
-# snapshots (threads that ended between them are not counted)
-group_delta() {
-    awk -v g="$3" -v hz="$hz" 'FNR==NR { if ($1==g) b+=$2; next } $1==g { a+=$2 } END { printf "%.0f", (a-b) * 1000000 / hz }' "$1" "$2"
-}
-cs_delta() { awk 'FNR==NR { b+=$3; next } { a+=$3 } END { print a-b }' "$1" "$2"; }
 
 csv_header server cold_target cold_percent clients direct_io io_threads rps ratio_rps p50_ms p99_ms errors reads_per_get disk_blocks_per_read eventloop_us readers_us writer_us rocksdb_us other_us total_us cs_per_get
 
@@ -141,19 +115,7 @@ for x in $cases; do
     server_start "7-rock-$target" rock "$port" --maxmemory-policy noeviction \
         --rock-direct-io "$dio" --rock-io-threads "$iot"
     load
-    used_hot=$(info_fig "$port" memory used_memory)
-    cli "$port" config set maxmemory 1mb >/dev/null
-    cli "$port" ping >/dev/null
-    rock_wait_idle "$port" 900
-    for i in $(seq 600); do
-        [ "$(rock_fig "$port" cold_keys)" -ge "$keys" ] && break
-        cli "$port" ping >/dev/null; sleep 0.5
-    done
-    used_cold=$(info_fig "$port" memory used_memory)
-    # At least room for RocksDB's own memory (it counts against maxmemory)
-    # and 4 MB of values: with less, nothing could stay in RAM.
-    rocks_mem=$(rock_fig "$port" rocksdb_memory)
-    maxmem=$(awk -v h="$used_hot" -v c="$used_cold" -v r="$rocks_mem" -v t="$target" 'BEGIN{ m = c + (1 - t/100) * (h - c); if (m < c + r + 4194304) m = c + r + 4194304; printf "%.0f", m }')
+    read -r used_hot used_cold maxmem < <(rock_cold_maxmemory "$port" "$keys" "$target")
     # Values come back only when read: from all cold, uniform GETs would
     # need about N x ln(1/cold share) reads to reach the target (700,000
     # for 25% of 500,000). So every key is read once, in order: the values

@@ -220,3 +220,61 @@ metric_run() {
 }
 # summary_get "SUMMARY ..." KEY -> value or NA
 summary_get() { echo "$1" | tr ' ' '\n' | awk -F= -v k="$2" '$1==k{print $2; f=1; exit} END{if(!f) print "NA"}'; }
+
+# ---------------------------------------------------------------------------
+# CPU and context switches by server thread group (benches 7 and 8)
+#
+# Thread groups (by the name each thread sets):
+#   eventloop  redis-server's main thread
+#   readers    rock_reader*        writer  rock_writer
+#   rocksdb    rocksdb:* (flush, compaction)
+#   other      bio_*, jemalloc, the fork stream...
+hz=$(getconf CLK_TCK)
+
+# thread_snapshot PID -> lines "group ticks ctxt_switches", one per thread
+thread_snapshot() {
+    local pid=$1 t comm ticks cs
+    for t in /proc/"$pid"/task/*; do
+        comm=$(cat "$t/comm" 2>/dev/null) || continue
+        # utime and stime: fields 14 and 15, after the parenthesised name
+        ticks=$(sed 's/^.*) //' "$t/stat" 2>/dev/null | awk '{print $12 + $13}') || continue
+        cs=$(awk '/ctxt_switches/{s+=$2} END{print s+0}' "$t/status" 2>/dev/null) || continue
+        case "$comm" in
+        redis-server) comm=eventloop ;;
+        rock_reader*) comm=readers ;;
+        rock_writer) comm=writer ;;
+        rocksdb:*) comm=rocksdb ;;
+        *) comm=other ;;
+        esac
+        echo "$comm $ticks $cs"
+    done
+}
+
+# group_delta BEFORE AFTER GROUP -> CPU microseconds of GROUP between the two
+# snapshots (threads that ended between them are not counted)
+group_delta() {
+    awk -v g="$3" -v hz="$hz" 'FNR==NR { if ($1==g) b+=$2; next } $1==g { a+=$2 } END { printf "%.0f", (a-b) * 1000000 / hz }' "$1" "$2"
+}
+cs_delta() { awk 'FNR==NR { b+=$3; next } { a+=$3 } END { print a-b }' "$1" "$2"; }
+
+# rock_cold_maxmemory PORT KEYS TARGET: with every value of a freshly loaded
+# redis-rock in RAM, push them all to disk (maxmemory 1mb; writer and
+# compactions idle), then print "used_hot used_cold maxmemory": the
+# maxmemory that leaves TARGET percent of the values cold, used_cold + (1 -
+# TARGET/100) x (used_hot - used_cold), at least used_cold + RocksDB's own
+# memory (it counts against maxmemory) + 4 MB (with less, nothing could stay
+# in RAM). Does not set it.
+rock_cold_maxmemory() {
+    local port=$1 keys=$2 target=$3 used_hot used_cold rocks_mem i
+    used_hot=$(info_fig "$port" memory used_memory)
+    cli "$port" config set maxmemory 1mb >/dev/null
+    cli "$port" ping >/dev/null
+    rock_wait_idle "$port" 900
+    for i in $(seq 600); do
+        [ "$(rock_fig "$port" cold_keys)" -ge "$keys" ] && break
+        cli "$port" ping >/dev/null; sleep 0.5
+    done
+    used_cold=$(info_fig "$port" memory used_memory)
+    rocks_mem=$(rock_fig "$port" rocksdb_memory)
+    awk -v h="$used_hot" -v c="$used_cold" -v r="$rocks_mem" -v t="$target" 'BEGIN{ m = c + (1 - t/100) * (h - c); if (m < c + r + 4194304) m = c + r + 4194304; printf "%s %s %.0f\n", h, c, m }'
+}

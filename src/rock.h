@@ -39,6 +39,10 @@ typedef struct rockDb {
     uint32_t sid;      /* storage id: the RocksDB key prefix of this db */
     dict *clean;       /* hot keys whose disk copy is still valid (hot-clean),
                         * each with the LRU clock of its page-in (u64 val) */
+    dict *stale;       /* hot keys whose disk copy is outdated and not yet
+                        * deleted (overwritten or modified since): the put
+                        * of their next eviction supersedes it; a delete or
+                        * expiry of the key deletes it */
     long long cold;    /* keys whose value is on disk */
 } rockDb;
 
@@ -58,6 +62,7 @@ typedef struct rockStats {
     long long write_waits;  /* event loop waited for the writer (backlog) */
     long long write_postponed; /* commands that waited for the writer (backlog) */
     long long store_resets; /* RocksDB replaced by an empty one (FLUSHALL) */
+    long long bg_write_base;/* RocksDB's threads' disk writes at the reset */
     long long read_ahead;   /* reads queued ahead for a pipeline's next commands */
     long long master_resyncs; /* master links dropped: a read for its command failed */
 } rockStats;
@@ -121,6 +126,7 @@ struct rockState {
     sds write_error;                 /* last write error while writes fail */
     dict **touched;                  /* evict-all: per db, keys that may be hot */
     int sweep_all;                   /* evict-all: sweep the whole keyspace next */
+    list *stale_sweep;               /* rockStaleSweep(): keys found too small */
     rockStats stats;
     redisAtomic long long blocks[ROCK_BLK_COUNTS];
     struct hdr_histogram *read_latency; /* microseconds per value read */
@@ -227,6 +233,8 @@ robj *rockEntryValue(redisDb *db, dictEntry *de);
 robj *rockLookupCold(redisDb *db, robj *key, robj *val);
 robj *rockLookupForRouting(redisDb *db, robj *key, int flags);
 void rockKeyRemoved(redisDb *db, sds key, robj *val);
+void rockKeyOverwritten(redisDb *db, sds key, robj *old, robj *val);
+void rockStaleSweep(void);
 void rockKeyModified(redisDb *db, robj *key);
 void rockEmptyDbs(redisDb *dbarray, int dbnum);
 void rockSwapDbs(int id1, int id2);

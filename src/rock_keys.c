@@ -133,7 +133,8 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
             return ROCK_EVICT_SMALL;
         }
         /* Queued for the writer thread; served from the pending buffer
-         * until committed. */
+         * until committed. The put supersedes an outdated record. */
+        if (dictSize(rdb->stale)) dictDelete(rdb->stale, key);
         sds skey = rockStorageKey(db->id, key);
         rockVoidRead(skey);
         rockWritePut(skey, rec);
@@ -282,8 +283,18 @@ robj *rockLookupForRouting(redisDb *db, robj *key, int flags) {
     return o;
 }
 
-/* A key is leaving the keyspace (DEL, expire, eviction of the key, overwrite
- * via dbOverwrite): drop its disk copy, if any. */
+/* The record of hot key `key` is outdated: its next eviction's put will
+ * supersede it, and a delete of the key deletes it (rockKeyRemoved()). Until
+ * then nothing is written: an overwrite or a change costs no RocksDB delete
+ * (and no tombstone for compaction to carry) when a put follows anyway. */
+static void rockMarkStale(rockDb *rdb, sds key) {
+    dictEntry *existing;
+    sds skey = sdsdup(key);
+    if (dictAddRaw(rdb->stale, skey, &existing) == NULL) sdsfree(skey);
+}
+
+/* A key is leaving the keyspace (DEL, expire, eviction of the key): drop its
+ * disk copy, if any (cold, hot-clean or stale). */
 void rockKeyRemoved(redisDb *db, sds key, robj *val) {
     if (!rock.db) return;
     rockDb *rdb = &rock.dbs[db->id];
@@ -292,6 +303,8 @@ void rockKeyRemoved(redisDb *db, sds key, robj *val) {
         rdb->cold--;
         had_copy = 1;
     } else if (dictSize(rdb->clean) && dictDelete(rdb->clean, key) == DICT_OK) {
+        had_copy = 1;
+    } else if (dictSize(rdb->stale) && dictDelete(rdb->stale, key) == DICT_OK) {
         had_copy = 1;
     }
     if (had_copy) {
@@ -302,17 +315,97 @@ void rockKeyRemoved(redisDb *db, sds key, robj *val) {
     }
 }
 
-/* A hot value was modified in place: its disk copy (if clean) is stale. */
+/* The disk copy of hot key `key` (hot-clean or stale) no longer holds its
+ * value `val`. Kept as stale when the next eviction's put will supersede
+ * it; deleted now when the value is too small ever to be evicted
+ * (rock-min-value-size), or the record would stay on disk for good. */
+static void rockOutdateCopy(redisDb *db, sds key, robj *val) {
+    rockDb *rdb = &rock.dbs[db->id];
+    if (val && !rockValueTooSmall(val, NULL)) {
+        rockMarkStale(rdb, key);
+        return;
+    }
+    if (dictSize(rdb->stale)) dictDelete(rdb->stale, key);
+    sds skey = rockStorageKey(db->id, key);
+    rockWriteDelete(skey);
+    sdsfree(skey);
+}
+
+/* dbOverwrite() replaces the value of a key that stays (SET, RESTORE
+ * REPLACE, ...) with `val`: the old value's disk copy, if any, is outdated
+ * (rockOutdateCopy()). */
+void rockKeyOverwritten(redisDb *db, sds key, robj *old, robj *val) {
+    if (!rock.db) return;
+    rockDb *rdb = &rock.dbs[db->id];
+    int had_copy = 0;
+    if (rockIsCold(old)) {
+        rdb->cold--;
+        /* A read of the old value in flight must not land. A pending put
+         * of it stays queued and is superseded like the record. */
+        sds skey = rockStorageKey(db->id, key);
+        rockVoidRead(skey);
+        sdsfree(skey);
+        had_copy = 1;
+    } else if (dictSize(rdb->clean) && dictDelete(rdb->clean, key) == DICT_OK) {
+        had_copy = 1;
+    } else if (dictSize(rdb->stale) && dictFind(rdb->stale, key)) {
+        had_copy = 1;
+    }
+    if (had_copy) rockOutdateCopy(db, key, val);
+}
+
+/* A hot value was modified in place: its disk copy (if clean) is outdated. */
 void rockKeyModified(redisDb *db, robj *key) {
     if (!rock.db) return;
     rockTouched(db, key->ptr);
     rockEvictNoteModified(db, key);
     rockDb *rdb = &rock.dbs[db->id];
-    if (dictSize(rdb->clean) == 0) return;
-    if (dictDelete(rdb->clean, key->ptr) == DICT_OK) {
-        sds skey = rockStorageKey(db->id, key->ptr);
-        rockWriteDelete(skey);
-        sdsfree(skey);
+    if (dictSize(rdb->clean) && dictDelete(rdb->clean, key->ptr) == DICT_OK)
+        rockOutdateCopy(db, key->ptr, dictFetchValue(db->dict, key->ptr));
+}
+
+/* A stale key's value may shrink under rock-min-value-size after it was
+ * marked (HDEL, LTRIM, ...): it would never be evicted, and its record
+ * never superseded. rockCron() walks the stale keys, a few each 100 ms
+ * (1,000 a second), and deletes the records of those. */
+#define ROCK_STALE_SWEEP_KEYS 100
+static void rockStaleSweepKey(void *privdata, const dictEntry *de) {
+    redisDb *db = privdata;
+    sds key = dictGetKey(de);
+    robj *val = dictFetchValue(db->dict, key);
+    if (val == NULL || rockValueTooSmall(val, NULL)) {
+        /* Not while scanning: queue it, the caller deletes. */
+        listAddNodeTail(rock.stale_sweep, sdsdup(key));
+    }
+}
+
+void rockStaleSweep(void) {
+    static int dbid;
+    static unsigned long cursor;
+    if (!rock.db || rock.debug_evict_all || rock.min_value_size == 0) return;
+    if (rock.stale_sweep == NULL) rock.stale_sweep = listCreate();
+    int visited = 0;
+    for (int tries = 0; tries < server.dbnum && visited < ROCK_STALE_SWEEP_KEYS; tries++) {
+        if (dbid >= server.dbnum) dbid = 0;
+        rockDb *rdb = &rock.dbs[dbid];
+        redisDb *db = server.db + dbid;
+        if (dictSize(rdb->stale) == 0) {
+            dbid++;
+            cursor = 0;
+            continue;
+        }
+        do {
+            cursor = dictScan(rdb->stale, cursor, rockStaleSweepKey, NULL, db);
+            visited++;
+        } while (cursor && visited < ROCK_STALE_SWEEP_KEYS);
+        listNode *ln;
+        while ((ln = listFirst(rock.stale_sweep)) != NULL) {
+            sds key = listNodeValue(ln);
+            rockOutdateCopy(db, key, NULL);
+            sdsfree(key);
+            listDelNode(rock.stale_sweep, ln);
+        }
+        if (cursor == 0) dbid++;
     }
 }
 
@@ -330,6 +423,7 @@ void rockEmptyDbs(redisDb *dbarray, int dbnum) {
         rdb->sid = rock.next_sid++;
         rdb->cold = 0;
         dictEmpty(rdb->clean, NULL);
+        dictEmpty(rdb->stale, NULL);
         rockVoidReadsOfSid(old);
         if (dbnum != -1 || streaming) {
             rockPendingDropSid(old);

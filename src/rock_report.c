@@ -8,14 +8,17 @@
 
 #include "server.h"
 
+#include <dirent.h>
+
 typedef struct rockFigure {
     const char *name;
     long long value;
-    double percent;     /* used instead of value when is_percent */
+    double percent;     /* used instead of value when is_percent (a percent
+                         * or a ratio: printed with two decimals) */
     int is_percent;
 } rockFigure;
 
-#define ROCK_MAX_FIGURES 64
+#define ROCK_MAX_FIGURES 80
 
 /* ---------------------------------------------------------------------------
  * Counters and latency
@@ -34,9 +37,46 @@ static long long rockReadLatencyPercentile(double p) {
     return hdr_value_at_percentile(rock.read_latency, p);
 }
 
+/* Bytes RocksDB's background threads (threads named rocksdb:*, which run
+ * its flushes and compactions and write its blob files) have written to
+ * disk: the write_bytes of each one's /proc/self/task/TID/io. With the WAL
+ * off and no other writes of RocksDB's own, that is every byte RocksDB
+ * writes. -1 when /proc can't tell. */
+static long long rockBackgroundWriteBytes(void) {
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL) return -1;
+    long long sum = 0;
+    int found = 0;
+    struct dirent *e;
+    char path[64], buf[512];
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+        FILE *fp = fopen(path, "r");
+        if (fp == NULL) continue;
+        int ours = fgets(buf, sizeof(buf), fp) && strncmp(buf, "rocksdb", 7) == 0;
+        fclose(fp);
+        if (!ours) continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/io", e->d_name);
+        if ((fp = fopen(path, "r")) == NULL) continue;
+        while (fgets(buf, sizeof(buf), fp)) {
+            if (strncmp(buf, "write_bytes:", 12) == 0) {
+                sum += strtoll(buf + 12, NULL, 10);
+                found = 1;
+            }
+        }
+        fclose(fp);
+    }
+    closedir(d);
+    return found ? sum : -1;
+}
+
 /* CONFIG RESETSTAT. */
 void rockResetStats(void) {
     memset(&rock.stats, 0, sizeof(rock.stats));
+    /* At start-up (resetServerStats()) RocksDB has no threads yet: 0. */
+    long long bg = rockBackgroundWriteBytes();
+    rock.stats.bg_write_base = bg > 0 ? bg : 0;
     for (int i = 0; i < ROCK_BLK_COUNTS; i++) atomicSet(rock.blocks[i], 0);
     if (rock.read_latency) hdr_reset(rock.read_latency);
 }
@@ -71,11 +111,14 @@ size_t rockExternalMemory(void) {
 
 static int rockCollectFigures(rockFigure *f) {
     int n = 0;
-    long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0;
+    long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0, stale = 0;
     for (int j = 0; j < server.dbnum; j++) {
         keys += dictSize(server.db[j].dict);
         expires += dictSize(server.db[j].expires);
-        if (rock.dbs) clean += dictSize(rock.dbs[j].clean);
+        if (rock.dbs) {
+            clean += dictSize(rock.dbs[j].clean);
+            stale += dictSize(rock.dbs[j].stale);
+        }
     }
     long long memtables = rockDbProperty("rocksdb.cur-size-all-mem-tables");
     long long readers = rockDbProperty("rocksdb.estimate-table-readers-mem");
@@ -87,6 +130,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"cold_keys", cold};
     f[n++] = (rockFigure){"cold_percent", 0, keys ? 100.0 * cold / keys : 0, 1};
     f[n++] = (rockFigure){"hot_clean_keys", clean};
+    f[n++] = (rockFigure){"stale_records", stale};
     f[n++] = (rockFigure){"evictions", rock.stats.evictions};
     f[n++] = (rockFigure){"clean_drops", rock.stats.clean_drops};
     f[n++] = (rockFigure){"loads", rock.stats.loads};
@@ -130,7 +174,21 @@ static int rockCollectFigures(rockFigure *f) {
         atomicGet(rock.blocks[i], v);
         f[n++] = (rockFigure){rockBlockCountName(i), v};
     }
-    f[n++] = (rockFigure){"rocksdb_disk_bytes", rockDbProperty("rocksdb.total-sst-files-size")};
+    /* Disk and write amplification. rocksdb_bytes_written: what RocksDB
+     * wrote to disk since the last CONFIG RESETSTAT (flushes, compactions,
+     * blob files); write_amp: that over the record bytes handed to it
+     * (write_bytes). space_amp: disk bytes over the live records' bytes,
+     * estimated as (cold + hot-clean keys) x the mean record size written
+     * since the reset (stale records are garbage, not live). 0 when not
+     * known yet. */
+    long long disk = rockDbProperty("rocksdb.total-sst-files-size") + rockDbProperty("rocksdb.total-blob-file-size");
+    long long bg = rockBackgroundWriteBytes();
+    long long bg_written = bg >= rock.stats.bg_write_base ? bg - rock.stats.bg_write_base : 0;
+    double live = rock.stats.writes ? (double)(cold + clean) * rock.stats.write_bytes / rock.stats.writes : 0;
+    f[n++] = (rockFigure){"rocksdb_disk_bytes", disk};
+    f[n++] = (rockFigure){"rocksdb_bytes_written", bg_written};
+    f[n++] = (rockFigure){"write_amp", 0, rock.stats.write_bytes ? (double)bg_written / rock.stats.write_bytes : 0, 1};
+    f[n++] = (rockFigure){"space_amp", 0, live > 0 ? disk / live : 0, 1};
     f[n++] = (rockFigure){"rocksdb_estimated_keys", rockDbProperty("rocksdb.estimate-num-keys")};
     f[n++] = (rockFigure){"rocksdb_write_stopped", rockDbProperty("rocksdb.is-write-stopped")};
     f[n++] = (rockFigure){"rocksdb_delayed_write_rate", rockDbProperty("rocksdb.actual-delayed-write-rate")};

@@ -56,6 +56,7 @@ void rockStoreInit(void) {
     for (int j = 0; j < server.dbnum; j++) {
         rock.dbs[j].sid = j;
         rock.dbs[j].clean = dictCreate(&setDictType);
+        rock.dbs[j].stale = dictCreate(&setDictType);
     }
     rock.next_sid = server.dbnum;
     rock.decode_client = createClient(NULL);

@@ -220,13 +220,15 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
             assert_range [r pttl s] 1 100000
             # MIGRATE COPY reads the source and keeps it. (MIGRATE is a write
             # command: every key a write command names counts as modified,
-            # so the source's disk copy is dropped, to be written again.)
+            # so the source's disk copy is outdated (stale), to be
+            # superseded when it is written again.)
             $src set c $big
             $src rock evict c
             assert_equal OK [$src migrate $dhost $dport c 9 5000 copy]
             assert_equal $big [r get c]
             assert_equal hot [$src rock status c]
-            assert_equal 0 [$src rock diskkeys]
+            assert_equal 1 [$src rock diskkeys]
+            assert_equal 1 [dict get [$src rock report] stale_records]
             assert_equal $big [$src get c]
             assert_equal 1 [$src rock evict c]
             assert_equal $big [$src get c]

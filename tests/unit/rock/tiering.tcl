@@ -287,7 +287,13 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r rename k5 k5b
         assert_equal 1 [r rock evict k5b]
         wait_for_condition 50 20 { [r exists k4] == 0 } else { fail "k4 did not expire" }
+        # k2's old record is outdated but not deleted yet (stale): the put
+        # of its next eviction supersedes it, or its delete removes it.
+        assert_equal 96 [r rock diskkeys]
+        assert_equal 1 [rock_field stale_records]
+        r del k2
         assert_equal 95 [r rock diskkeys]
+        assert_equal 0 [rock_field stale_records]
         assert_equal 95 [rock_field cold_keys]
         r get k10
         assert_equal hot-clean [r rock status k10]

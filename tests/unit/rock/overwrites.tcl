@@ -1,0 +1,182 @@
+# tests/unit/rock/overwrites.tcl -- writes over cold values cost no RocksDB
+# delete when a put will follow: an overwritten or modified value's disk
+# record is kept as "stale" (ROCK REPORT stale_records) until the next
+# eviction's put supersedes it or the key goes (DEL, expiry, FLUSHDB), and is
+# deleted at once when the new value is too small ever to be evicted. Also:
+# the write/space amplification figures.
+source tests/helpers/rock/util.tcl
+
+proc rock_field {f} { return [dict get [r rock report] $f] }
+
+# A 1,200-byte value that tells its key and version apart.
+proc rock_val {i v} { return [string repeat [format %04d-%01d $i $v] 200] }
+
+# n keys k0..k(n-1), every value on disk.
+proc rock_cold_keys {n} {
+    r flushall
+    r config set maxmemory 0
+    for {set i 0} {$i < $n} {incr i} { r set k$i [rock_val $i 0] }
+    set keys {}
+    for {set i 0} {$i < $n} {incr i} { lappend keys k$i }
+    assert_equal $n [r rock evict {*}$keys]
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    test {Overwriting a cold value writes no delete; the next eviction's put supersedes the record} {
+        rock_cold_keys 20
+        r config resetstat
+        r set k0 [rock_val 0 1]
+        assert_equal hot [r rock status k0]
+        # DISKKEYS waits for the writer: nothing was deleted, the old record
+        # is still there, counted as stale.
+        assert_equal 20 [r rock diskkeys]
+        assert_equal 0 [rock_field deletes]
+        assert_equal 1 [rock_field stale_records]
+        assert_equal 19 [rock_field cold_keys]
+        # Evicted again: the put replaces the record, which is live again.
+        assert_equal 1 [r rock evict k0]
+        assert_equal 0 [rock_field stale_records]
+        assert_equal 20 [r rock diskkeys]
+        assert_equal 0 [rock_field deletes]
+        # The value read back is the new one, not the superseded record.
+        assert_equal [rock_val 0 1] [r get k0]
+        # Overwritten twice while hot: still one stale record, still the
+        # last value.
+        r set k0 [rock_val 0 2]
+        r set k0 [rock_val 0 3]
+        assert_equal 1 [rock_field stale_records]
+        assert_equal 1 [r rock evict k0]
+        assert_equal [rock_val 0 3] [r get k0]
+        assert_equal 0 [rock_field deletes]
+    }
+
+    test {A stale record goes with its key: DEL, expiry, FLUSHDB} {
+        rock_cold_keys 20
+        r config resetstat
+        r set k1 [rock_val 1 1]
+        r set k2 [rock_val 2 1]
+        r set k3 [rock_val 3 1]
+        assert_equal 3 [rock_field stale_records]
+        r del k1
+        r pexpire k2 1
+        wait_for_condition 100 20 {
+            [r exists k2] == 0
+        } else {
+            fail "k2 did not expire"
+        }
+        assert_equal 1 [rock_field stale_records]
+        assert_equal 18 [r rock diskkeys]
+        assert_equal 2 [rock_field deletes]
+        r flushdb
+        assert_equal 0 [rock_field stale_records]
+        assert_equal 0 [r rock diskkeys]
+    }
+
+    test {An overwrite with a value too small to be evicted deletes the record at once} {
+        rock_cold_keys 10
+        r config resetstat
+        r set k4 small
+        r set k5 12345
+        assert_equal 0 [rock_field stale_records]
+        assert_equal 8 [r rock diskkeys]
+        assert_equal 2 [rock_field deletes]
+        assert_equal small [r get k4]
+        assert_equal 12345 [r get k5]
+    }
+
+    test {A modified hot-clean value: its record becomes stale, no delete; shrunk too small, it goes} {
+        rock_cold_keys 10
+        r config resetstat
+        # Paged in: hot-clean, the record still valid.
+        assert_equal [rock_val 6 0] [r get k6]
+        assert_equal 1 [rock_field hot_clean_keys]
+        r append k6 "+more"
+        assert_equal 0 [rock_field hot_clean_keys]
+        assert_equal 1 [rock_field stale_records]
+        assert_equal 10 [r rock diskkeys]
+        assert_equal 0 [rock_field deletes]
+        assert_equal 1 [r rock evict k6]
+        assert_equal "[rock_val 6 0]+more" [r get k6]
+        # A hash of 10 fields of 40 bytes (a listpack of about 460 bytes,
+        # over rock-min-value-size), evicted, paged in, then shrunk field by
+        # field.
+        for {set f 0} {$f < 10} {incr f} { r hset h f$f [string repeat x 40] }
+        assert_encoding listpack h
+        assert_equal 1 [r rock evict h]
+        assert_equal 11 [r rock diskkeys]
+        r config resetstat
+        assert_equal 10 [r hlen h]
+        # Still large: stale, kept.
+        r hdel h f0
+        assert_equal 1 [rock_field stale_records]
+        assert_equal 0 [rock_field deletes]
+        # Shrunk under rock-min-value-size: it will never be evicted, so
+        # the stale record is deleted by the background sweep.
+        r hdel h f1 f2 f3 f4 f5 f6 f7 f8
+        wait_for_condition 100 20 {
+            [rock_field stale_records] == 0
+        } else {
+            fail "the stale record of a shrunk value was not deleted"
+        }
+        assert_equal 10 [r rock diskkeys]
+        assert_equal 1 [rock_field deletes]
+        assert_equal [list f9 [string repeat x 40]] [r hgetall h]
+    }
+
+    test {SWAPDB moves stale records with their database} {
+        rock_cold_keys 5
+        r set k0 [rock_val 0 1]
+        assert_equal 1 [rock_field stale_records]
+        r swapdb 9 0
+        r select 0
+        r del k0
+        r select 9
+        r swapdb 9 0
+        assert_equal 0 [rock_field stale_records]
+        assert_equal 4 [r rock diskkeys]
+    }
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    test {write_amp and space_amp: what RocksDB wrote and holds against the records given to it} {
+        r flushall
+        # Memtables of 4 MB (maxmemory / 16); the values stay in RAM until
+        # moved by ROCK EVICT below.
+        r config set maxmemory 64mb
+        r config resetstat
+        assert_equal 0 [rock_field rocksdb_bytes_written]
+        # 20 MB of values LZF can't shrink (random letters) through the
+        # writer: several memtables' worth, so flushes.
+        # (Copied on the server: a 20 KB SET from the Tcl client meets the
+        # 40 ms delayed-ACK wait.)
+        r set rnd [randstring 20000 20000 alpha]
+        set keys {}
+        for {set i 0} {$i < 1000} {incr i} {
+            r copy rnd w$i
+            lappend keys w$i
+            if {[llength $keys] == 50} { r rock evict {*}$keys; set keys {} }
+        }
+        wait_for_condition 100 100 {
+            [rock_field rocksdb_disk_bytes] > 0 && [rock_field rocksdb_bytes_written] > 0
+        } else {
+            fail "nothing flushed: disk [rock_field rocksdb_disk_bytes], written [rock_field rocksdb_bytes_written]"
+        }
+        wait_for_condition 100 100 {
+            [rock_field rocksdb_running_compactions] == 0 && [rock_field rocksdb_pending_compaction_bytes] == 0
+        } else {
+            fail "compactions did not settle"
+        }
+        set written [rock_field rocksdb_bytes_written]
+        set wbytes [rock_field write_bytes]
+        assert_morethan $wbytes 20000000
+        set wamp [rock_field write_amp]
+        assert_morethan $wamp 0
+        assert_lessthan [expr {abs($wamp - double($written) / $wbytes)}] 0.01
+        assert_morethan [rock_field space_amp] 0
+        # CONFIG RESETSTAT starts the count again.
+        r config resetstat
+        assert_lessthan [rock_field rocksdb_bytes_written] [expr {$written / 2 + 1}]
+        assert_equal 0.00 [rock_field write_amp]
+        r config set maxmemory 0
+    }
+}
