@@ -144,6 +144,50 @@ retry_failed() {
     done
 }
 
+# An exception (a test client's Tcl error: a server that closed a
+# connection, say) stops the whole upstream run, so the units after it never
+# run. A suite with exceptions in at most 2 files (named by the stack trace's
+# first `(file "tests/...tcl"`) and no other failure re-runs those files and
+# every unit that had not finished, in one runtest with the suite's options.
+# If that run has no failure at all, the exceptions count as passed, named in
+# the summary like the retried failures above, and the re-run's passes are
+# added (resume_ok); otherwise every original failure stands.
+resume_ok=0
+resume_after_exception() {
+    local name=$1 plain=$2; shift 2
+    local rlog="$logs/$name.resume.log" rplain u f
+    local -a opts=() units=() singles=() failed=()
+    local -A done_units=() want=()
+    while [ $# -gt 0 ]; do
+        if [ "$1" = --single ]; then singles+=("$2"); shift 2; continue; fi
+        opts+=("$1"); shift
+    done
+    mapfile -t failed < <(awk '/^\[exception\]:/ { want = 1; next }
+        want && match($0, /\(file "tests\/[^"]*\.tcl"/) { f = substr($0, RSTART + 13, RLENGTH - 18); print f; want = 0 }' "$plain" | sort -u)
+    [ "${#failed[@]}" -ge 1 ] && [ "${#failed[@]}" -le 2 ] || return 1
+    [ "${#failed[@]}" -eq "$(grep -c '^\[exception\]:' "$plain")" ] || return 1
+    while IFS= read -r u; do done_units[$u]=1; done < <(sed -n 's/^\[[0-9]*\/[0-9]* done\]: \([^ ]*\) .*/\1/p' "$plain")
+    if [ "${#singles[@]}" -gt 0 ]; then
+        units=("${singles[@]}")
+    else
+        mapfile -t units < <(cd "$tree" && ./runtest --list-tests 2>/dev/null)
+    fi
+    [ "${#units[@]}" -gt 0 ] || return 1
+    for f in "${failed[@]}"; do want[$f]=1; done
+    for u in "${units[@]}"; do [ -n "${done_units[$u]:-}" ] || want[$u]=1; done
+    local args=()
+    for u in "${!want[@]}"; do args+=(--single "$u"); done
+    echo "--- $name: exception in ${failed[*]}; re-running it and the ${#want[@]} units not finished"
+    (cd "$tree" && ./runtest --clients "$clients" --timeout 1800 "${opts[@]}" "${args[@]}") > "$rlog" 2>&1 || return 1
+    rplain="$rlog.plain"
+    sed 's/\x1b\[[0-9;]*m//g' "$rlog" > "$rplain"
+    ! grep -qE '^\[(err|exception)\]:' "$rplain" || return 1
+    resume_ok=$(grep -c '^\[ok\]:' "$rplain")
+    for f in "${failed[@]}"; do
+        retried+=("$name: an exception in $f (the run stopped there), passed on a re-run of it and of the units that had not finished")
+    done
+}
+
 run_suite() {
     local name=$1; shift
     local retry=$1; shift
@@ -167,6 +211,9 @@ run_suite() {
     nfiles=$(grep -E '^\[err\]: .* in tests/.*\.tcl$' "$plain" | sed 's/.* in tests\///' | sort -u | wc -l)
     if [ "$retry" = yes ] && [ "$exc" -eq 0 ] && [ "$err" -ge 1 ] && [ "$nfiles" -ge 1 ] && [ "$nfiles" -le 3 ]; then
         retry_failed "$name" "$plain" "$@" && { ok=$((ok + err)); err=0; rc=0; }
+    elif [ "$retry" = yes ] && [ "$exc" -ge 1 ] && [ "$err" -eq "$exc" ]; then
+        resume_ok=0
+        resume_after_exception "$name" "$plain" "$@" && { ok=$((ok + resume_ok)); err=0; rc=0; }
     fi
     if [ "$rc" -ne 0 ]; then
         echo "--- $name exited with status $rc; last lines of $log:"
