@@ -32,7 +32,7 @@ port=${PORT_BASE:-31230}
 
 bench_init 3-mode2 "mode2 paced cache workload, ramp until the server stops keeping up"
 metric_jar_ok || die "no $METRIC_JAR (make metric) or no java"
-csv_header server write_tenths maxmemory_mb threads max_threads sustained_rps ratio_rps p50_us p95_us p99_us p999_us errors nils cold_percent read_p99_us
+csv_header server write_tenths maxmemory_mb threads max_threads sustained_rps ratio_rps p50_us p95_us p99_us p999_us errors nils cold_percent read_p99_us worst_1s_p999_us worst_1s_at_s write_stopped
 
 opts=(--seed "$seed" --duration "$duration" --step "$step" --rate "$rate" --pipeline "$pipeline"
       --max-threads "$maxthreads" --p99-limit-ms "$p99limit")
@@ -41,14 +41,19 @@ stock_used=""
 row() {   # label kind wt mm
     local label=$1 kind=$2 wt=$3 mm=$4 s rps
     cli "$port" config resetstat >/dev/null
-    s=$(metric_run --port "$port" "${opts[@]}" mode2 "$mkeys" "$start_threads" "$wt")
+    # A per-second trace (the harness's progress rows): the run's worst
+    # one-second p99.9 and when it happened, to find what stalls.
+    local trace=$RESULTS_DIR/3-mode2-$label-$wt-trace.csv worst
+    s=$(metric_run --port "$port" "${opts[@]}" --progress 1 --csv "$trace" mode2 "$mkeys" "$start_threads" "$wt")
+    worst=$(awk -F, 'NR==1{for(i=1;i<=NF;i++) c[$i]=i; next} $c["p999_us"]+0 > m {m=$c["p999_us"]+0; at=$c["elapsed_s"]} END{printf "%s %s", (m==""?"NA":m), (at==""?"NA":at)}' "$trace" 2>/dev/null || echo "NA NA")
     rps=$(summary_get "$s" sustained_rps)
     [ "$kind" = stock ] && stock_rps[$wt]=$rps
     [ "$kind" = stock ] && [ -z "$stock_used" ] && stock_used=$(info_fig "$port" memory used_memory)
     csv_row "$label" "$wt" "$mm" "$(summary_get "$s" threads)" "$(summary_get "$s" max_threads)" "$rps" \
         "$(ratio "$rps" "${stock_rps[$wt]:-}")" "$(summary_get "$s" p50_us)" "$(summary_get "$s" p95_us)" \
         "$(summary_get "$s" p99_us)" "$(summary_get "$s" p999_us)" "$(summary_get "$s" errors)" \
-        "$(summary_get "$s" nils)" "$(rock_fig "$port" cold_percent)" "$(rock_fig "$port" read_latency_p99_us)"
+        "$(summary_get "$s" nils)" "$(rock_fig "$port" cold_percent)" "$(rock_fig "$port" read_latency_p99_us)" \
+        $worst "$(rock_fig "$port" rocksdb_write_stopped)"
 }
 
 for wt in $wts; do
@@ -62,4 +67,4 @@ for wt in $wts; do
     server_stop "$port"
 done
 
-md_write "\`java -jar metric/target/redis-rock-metric.jar ${opts[*]} mode2 $mkeys $start_threads <write-tenths>\`: $mkeys million keys (20–200 bytes, values 200–2000 bytes of random bytes) written with SETEX (TTL 60..60000 s) by the harness, then paced threads of $rate requests/s each in pipelines of $pipeline (GET of a uniformly random key, or with probability write-tenths/10 a SETEX of it), starting with $start_threads thread(s), one more every $step s while the last step achieved ≥ 95% of its target rate with p99 ≤ $p99limit ms (at most $maxthreads), for $duration s in all. sustained_rps = the achieved rate of the last full step at the final thread count; threads = at the end, max_threads = the highest reached; latency percentiles in µs over the whole measured phase, measured from each pipeline's intended start (open loop, so a stall counts for every request behind it). nils = GETs of keys that had expired. redis-rock: \`maxmemory\` = stock's used_memory after its first run / $fraction, at least $min_maxmem bytes (stock: ${stock_used:-NA} bytes; below what the keys alone need, writes would get -OOM under noeviction), \`maxmemory-policy noeviction\`, \`rock-direct-io yes\`; cold_percent is read from INFO rock at the end. ratio_rps = rock / stock sustained rate at the same write share."
+md_write "\`java -jar metric/target/redis-rock-metric.jar ${opts[*]} mode2 $mkeys $start_threads <write-tenths>\`: $mkeys million keys (20–200 bytes, values 200–2000 bytes of random bytes) written with SETEX (TTL 60..60000 s) by the harness, then paced threads of $rate requests/s each in pipelines of $pipeline (GET of a uniformly random key, or with probability write-tenths/10 a SETEX of it), starting with $start_threads thread(s), one more every $step s while the last step achieved ≥ 95% of its target rate with p99 ≤ $p99limit ms (at most $maxthreads), for $duration s in all. sustained_rps = the achieved rate of the last full step at the final thread count; threads = at the end, max_threads = the highest reached; latency percentiles in µs over the whole measured phase, measured from each pipeline's intended start (open loop, so a stall counts for every request behind it). nils = GETs of keys that had expired. redis-rock: \`maxmemory\` = stock's used_memory after its first run / $fraction, at least $min_maxmem bytes (stock: ${stock_used:-NA} bytes; below what the keys alone need, writes would get -OOM under noeviction), \`maxmemory-policy noeviction\`, \`rock-direct-io yes\`; cold_percent is read from INFO rock at the end. ratio_rps = rock / stock sustained rate at the same write share. worst_1s_p999_us / worst_1s_at_s: the highest p99.9 of any one-second interval of the harness's progress trace (\`--progress 1 --csv\`, kept as \`3-mode2-<server>-<write-tenths>-trace.csv\` next to this report) and its second from the start; write_stopped: \`rocksdb_write_stopped\` at the end."
