@@ -21,7 +21,7 @@
 # compress to almost nothing, so write_amp (over record bytes, before
 # compression) reads low for them and space_amp is under 1.
 #
-#   B8_KEYS=500000 B8_VALUE=1000 B8_REQUESTS=200000 B8_WARMUP=100000
+#   B8_KEYS=500000 B8_VALUE=1000 B8_REQUESTS=1000000 B8_WARMUP=300000
 #   B8_CASES="88:50"   (cold percent : clients)
 #   B8_ROCK_ARGS=""    extra redis-server arguments for redis-rock
 #   QUICK=1: 20,000 keys, 5,000 SETs, 2,000 warm-up, one case
@@ -30,8 +30,8 @@ set -euo pipefail
 
 keys=${B8_KEYS:-$([ "$QUICK" = 1 ] && echo 20000 || echo 500000)}
 vsize=${B8_VALUE:-1000}
-requests=${B8_REQUESTS:-$([ "$QUICK" = 1 ] && echo 5000 || echo 200000)}
-warmup=${B8_WARMUP:-$([ "$QUICK" = 1 ] && echo 2000 || echo 100000)}
+requests=${B8_REQUESTS:-$([ "$QUICK" = 1 ] && echo 5000 || echo 1000000)}
+warmup=${B8_WARMUP:-$([ "$QUICK" = 1 ] && echo 2000 || echo 300000)}
 cases=${B8_CASES:-$([ "$QUICK" = 1 ] && echo "88:8" || echo "88:50")}
 read -r -a rock_args <<< "${B8_ROCK_ARGS:-}"
 port=${PORT_BASE:-31280}
