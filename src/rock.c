@@ -255,17 +255,6 @@ static size_t rockWriteBufferSize(void) {
     return (size_t)size;
 }
 
-/* Target size of the first level under L0. RocksDB's default (256 MB)
- * against small memtables makes every L0 compaction rewrite a base level
- * tens of times larger than what it brings in: with 6 MB memtables,
- * 7.0x write amplification over a cold-overwrite run (bench 8), 5.2x with
- * a 32 MB base, at the same CPU. Four memtables' worth (what L0 holds when
- * it compacts), at least 32 MB. */
-static size_t rockLevelBase(void) {
-    size_t base = 4 * rockWriteBufferSize();
-    return base < 32 * 1024 * 1024 ? 32 * 1024 * 1024 : base;
-}
-
 /* Resize RocksDB's memory after a change of maxmemory (checked every 100 ms
  * by rockCron()), or at once with `force`. */
 void rockSizeToMaxmemory(int force) {
@@ -276,12 +265,11 @@ void rockSizeToMaxmemory(int force) {
     sized = 1;
     sized_for = server.maxmemory;
     rocksdb_cache_set_capacity(rock.cache, rockEffectiveCacheSize());
-    char val[32], base[32], *err = NULL;
+    char val[32], *err = NULL;
     snprintf(val, sizeof(val), "%zu", rockWriteBufferSize());
-    snprintf(base, sizeof(base), "%zu", rockLevelBase());
-    const char *keys[2] = {"write_buffer_size", "max_bytes_for_level_base"};
-    const char *vals[2] = {val, base};
-    rocksdb_set_options(rock.db, 2, keys, vals, &err);
+    const char *keys[1] = {"write_buffer_size"};
+    const char *vals[1] = {val};
+    rocksdb_set_options(rock.db, 1, keys, vals, &err);
     if (err) {
         serverLog(LL_WARNING, "rock: can't resize RocksDB's memtables: %s", err);
         rocksdb_free(err);
@@ -337,7 +325,6 @@ static void rockOpenDb(void) {
     rocksdb_options_set_block_based_table_factory(rock.opts, rock.table_opts);
     rocksdb_options_set_max_background_jobs(rock.opts, 2);
     rocksdb_options_set_write_buffer_size(rock.opts, rockWriteBufferSize());
-    rocksdb_options_set_max_bytes_for_level_base(rock.opts, rockLevelBase());
     rocksdb_options_set_max_write_buffer_number(rock.opts, 2);
     rocksdb_options_set_level_compaction_dynamic_level_bytes(rock.opts, 1);
     rocksdb_options_set_optimize_filters_for_hits(rock.opts, 1);
