@@ -373,6 +373,8 @@ static void rockStaleSweepKey(void *privdata, const dictEntry *de) {
     redisDb *db = privdata;
     sds key = dictGetKey(de);
     robj *val = dictFetchValue(db->dict, key);
+    /* (A stale key is hot; a cold value's record is never deleted here.) */
+    if (val && rockIsCold(val)) return;
     if (val == NULL || rockValueTooSmall(val, NULL)) {
         /* Not while scanning: queue it, the caller deletes. */
         listAddNodeTail(rock.stale_sweep, sdsdup(key));
