@@ -126,7 +126,6 @@ struct rockState {
     sds write_error;                 /* last write error while writes fail */
     dict **touched;                  /* evict-all: per db, keys that may be hot */
     int sweep_all;                   /* evict-all: sweep the whole keyspace next */
-    list *stale_sweep;               /* rockStaleSweep(): keys found too small */
     rockStats stats;
     redisAtomic long long blocks[ROCK_BLK_COUNTS];
     struct hdr_histogram *read_latency; /* microseconds per value read */

@@ -366,49 +366,48 @@ void rockKeyModified(redisDb *db, robj *key) {
 
 /* A stale key's value may shrink under rock-min-value-size after it was
  * marked (HDEL, LTRIM, ...): it would never be evicted, and its record
- * never superseded. rockCron() walks the stale keys, a few each 100 ms
- * (1,000 a second), and deletes the records of those. */
-#define ROCK_STALE_SWEEP_KEYS 100
+ * never superseded. rockCron() walks the stale keys, 100 buckets each
+ * 100 ms, and deletes the records of those. */
+#define ROCK_STALE_SWEEP_BUCKETS 100
+typedef struct rockSweep {
+    redisDb *db;
+    list *gone;    /* keys found too small: deleted after the scan */
+} rockSweep;
+
 static void rockStaleSweepKey(void *privdata, const dictEntry *de) {
-    redisDb *db = privdata;
+    rockSweep *sw = privdata;
     sds key = dictGetKey(de);
-    robj *val = dictFetchValue(db->dict, key);
+    robj *val = dictFetchValue(sw->db->dict, key);
     /* (A stale key is hot; a cold value's record is never deleted here.) */
     if (val && rockIsCold(val)) return;
-    if (val == NULL || rockValueTooSmall(val, NULL)) {
-        /* Not while scanning: queue it, the caller deletes. */
-        listAddNodeTail(rock.stale_sweep, sdsdup(key));
-    }
+    if (val == NULL || rockValueTooSmall(val, NULL)) listAddNodeTail(sw->gone, sdsdup(key));
 }
 
+/* One step of the walk: up to ROCK_STALE_SWEEP_BUCKETS buckets of the
+ * stale set of one database, the next database with stale keys once the
+ * walk of this one is complete. */
 void rockStaleSweep(void) {
     static int dbid;
     static unsigned long cursor;
     if (!rock.db || rock.debug_evict_all || rock.min_value_size == 0) return;
-    if (rock.stale_sweep == NULL) rock.stale_sweep = listCreate();
-    int visited = 0;
-    for (int tries = 0; tries < server.dbnum && visited < ROCK_STALE_SWEEP_KEYS; tries++) {
-        if (dbid >= server.dbnum) dbid = 0;
-        rockDb *rdb = &rock.dbs[dbid];
-        redisDb *db = server.db + dbid;
-        if (dictSize(rdb->stale) == 0) {
-            dbid++;
-            cursor = 0;
-            continue;
-        }
-        do {
-            cursor = dictScan(rdb->stale, cursor, rockStaleSweepKey, NULL, db);
-            visited++;
-        } while (cursor && visited < ROCK_STALE_SWEEP_KEYS);
-        listNode *ln;
-        while ((ln = listFirst(rock.stale_sweep)) != NULL) {
-            sds key = listNodeValue(ln);
-            rockOutdateCopy(db, key, NULL);
-            sdsfree(key);
-            listDelNode(rock.stale_sweep, ln);
-        }
-        if (cursor == 0) dbid++;
+    for (int tries = 0; dictSize(rock.dbs[dbid].stale) == 0; tries++) {
+        if (tries == server.dbnum) return;
+        dbid = (dbid + 1) % server.dbnum;
+        cursor = 0;
     }
+    rockSweep sw = {server.db + dbid, listCreate()};
+    int buckets = 0;
+    do {
+        cursor = dictScan(rock.dbs[dbid].stale, cursor, rockStaleSweepKey, NULL, &sw);
+    } while (cursor && ++buckets < ROCK_STALE_SWEEP_BUCKETS);
+    listNode *ln;
+    while ((ln = listFirst(sw.gone)) != NULL) {
+        rockOutdateCopy(sw.db, listNodeValue(ln), NULL);
+        sdsfree(listNodeValue(ln));
+        listDelNode(sw.gone, ln);
+    }
+    listRelease(sw.gone);
+    if (cursor == 0) dbid = (dbid + 1) % server.dbnum;
 }
 
 /* Databases are being emptied (FLUSHDB, FLUSHALL, replica full sync, ...).

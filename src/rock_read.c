@@ -793,7 +793,7 @@ static int rockPrepare(client *c) {
  * The hand-off to the readers
  * ------------------------------------------------------------------------ */
 
-/* beforeSleep() (rockBeforeSleep): hand every read this event-loop pass queued (commands,
+/* rockBeforeSleep(): hand every read this event-loop pass queued (commands,
  * read-ahead) to the readers at once: one lock and one wake-up for the
  * pass instead of one per read. The readers split them: each takes an
  * equal share (at most ROCK_READ_BATCH, one MultiGet), so that the reads

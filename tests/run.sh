@@ -109,9 +109,20 @@ failures=()   # repeated under the summary: CI shows only the log's tail
 # the summary names each as "failed, passed on a re-run of its file"; if any
 # fails again, every original failure stands. The project's own suite is
 # never retried: its flakiness is a bug to fix.
+# rerun_clean LOG RUNTEST-ARGS...: one runtest into LOG (and LOG.plain
+# without colours); succeeds when it exits 0, passed something, and printed
+# no [err] and no [exception].
+rerun_clean() {
+    local rlog=$1; shift
+    (cd "$tree" && ./runtest --timeout 1800 "$@") > "$rlog" 2>&1 || return 1
+    sed 's/\x1b\[[0-9;]*m//g' "$rlog" > "$rlog.plain"
+    grep -q '^\[ok\]:' "$rlog.plain" || return 1
+    ! grep -qE '^\[(err|exception)\]:' "$rlog.plain"
+}
+
 retry_failed() {
     local name=$1 plain=$2; shift 2
-    local line test file rlog rplain all=0
+    local line test file all=0
     local -A files=()
     local -a tests=() opts=()
     # The suite's options without its --single FILE list.
@@ -129,13 +140,8 @@ retry_failed() {
         tests+=("'$test' ($file)")
     done < <(grep -E '^\[err\]: .* in tests/.*\.tcl$' "$plain")
     for file in "${!files[@]}"; do
-        rlog="$logs/$name.retry-${file//\//_}.log"
-        rplain="$rlog.plain"
         echo "--- $name: re-running $file whole"
-        (cd "$tree" && ./runtest --clients 1 --timeout 1800 "${opts[@]}" --single "$file") > "$rlog" 2>&1 || return 1
-        sed 's/\x1b\[[0-9;]*m//g' "$rlog" > "$rplain"
-        grep -q '^\[ok\]:' "$rplain" || return 1
-        ! grep -qE '^\[(err|exception)\]:' "$rplain" || return 1
+        rerun_clean "$logs/$name.retry-${file//\//_}.log" --clients 1 "${opts[@]}" --single "$file" || return 1
         all=1
     done
     [ "$all" -eq 1 ] || return 1
@@ -155,7 +161,7 @@ retry_failed() {
 resume_ok=0
 resume_after_exception() {
     local name=$1 plain=$2; shift 2
-    local rlog="$logs/$name.resume.log" rplain u f
+    local rlog="$logs/$name.resume.log" u f
     local -a opts=() units=() singles=() failed=()
     local -A done_units=() want=()
     while [ $# -gt 0 ]; do
@@ -178,11 +184,8 @@ resume_after_exception() {
     local args=()
     for u in "${!want[@]}"; do args+=(--single "$u"); done
     echo "--- $name: exception in ${failed[*]}; re-running it and the ${#want[@]} units not finished"
-    (cd "$tree" && ./runtest --clients "$clients" --timeout 1800 "${opts[@]}" "${args[@]}") > "$rlog" 2>&1 || return 1
-    rplain="$rlog.plain"
-    sed 's/\x1b\[[0-9;]*m//g' "$rlog" > "$rplain"
-    ! grep -qE '^\[(err|exception)\]:' "$rplain" || return 1
-    resume_ok=$(grep -c '^\[ok\]:' "$rplain")
+    rerun_clean "$rlog" --clients "$clients" "${opts[@]}" "${args[@]}" || return 1
+    resume_ok=$(grep -c '^\[ok\]:' "$rlog.plain")
     for f in "${failed[@]}"; do
         retried+=("$name: an exception in $f (the run stopped there), passed on a re-run of it and of the units that had not finished")
     done
