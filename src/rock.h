@@ -110,6 +110,8 @@ struct rockState {
     rocksdb_cache_t *cache;
     rocksdb_filterpolicy_t *filter;
     long long opened_at;             /* unix time (ms) of the open */
+    int l0_trigger;                  /* L0 files that start a compaction, as
+                                      * last asked of RocksDB (rockTuneL0()) */
     rocksdb_writeoptions_t *wopts;   /* WAL off */
     rocksdb_readoptions_t *ropts;    /* fills the block cache */
     rocksdb_readoptions_t *ropts_nofill; /* leaves it alone (rock_store.c) */
@@ -210,6 +212,7 @@ robj *rockDeserialize(sds rec, sds key, int dbid);
 int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen);
 void rockDbDeleteSid(uint32_t sid);
 sds rockDbGet(const sds skey, int *found);
+void rockStoreSetL0Trigger(int files);
 sds rockReadRecord(int dbid, sds key, int *from_pending);
 ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu);
 void rockStoreReaderInit(void);
@@ -246,6 +249,7 @@ void rockWriteStart(void);
 long long rockWriteHalt(void);
 long long rockWriteOutstanding(void);
 void rockWriteRequestTrim(void);
+void rockWriteRequestL0Trigger(int files);
 void rockWriteDetachChild(void);
 void rockReadDetachChild(void);
 void rockWriteResume(void);

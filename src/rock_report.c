@@ -191,6 +191,8 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"space_amp", 0, live > 0 ? disk / live : 0, 1};
     f[n++] = (rockFigure){"rocksdb_estimated_keys", rockDbProperty("rocksdb.estimate-num-keys")};
     f[n++] = (rockFigure){"rocksdb_write_stopped", rockDbProperty("rocksdb.is-write-stopped")};
+    f[n++] = (rockFigure){"rocksdb_l0_files", rockDbProperty("rocksdb.num-files-at-level0")};
+    f[n++] = (rockFigure){"rocksdb_l0_compaction_trigger", rock.db ? rock.l0_trigger : 0};
     f[n++] = (rockFigure){"rocksdb_delayed_write_rate", rockDbProperty("rocksdb.actual-delayed-write-rate")};
     f[n++] = (rockFigure){"rocksdb_pending_compaction_bytes", rockDbProperty("rocksdb.estimate-pending-compaction-bytes")};
     f[n++] = (rockFigure){"rocksdb_running_compactions", rockDbProperty("rocksdb.num-running-compactions")};

@@ -270,6 +270,25 @@ void rockDbDeleteSid(uint32_t sid) {
 
 /* Read a record. Returns an sds (caller frees), or NULL with *found = 0 when
  * the key has no record, or NULL with *found = 1 on a RocksDB error. */
+/* Have RocksDB start an L0 compaction at `files` L0 files, slow writes
+ * down at 2.5 times that and stop them at 4 times (never below RocksDB's
+ * defaults, 20 and 36). SetOptions rewrites RocksDB's OPTIONS file: called
+ * by the writer thread, not the event loop (rockWriteRequestL0Trigger()). */
+void rockStoreSetL0Trigger(int files) {
+    char trigger[16], slowdown[16], stop[16], *err = NULL;
+    snprintf(trigger, sizeof(trigger), "%d", files);
+    snprintf(slowdown, sizeof(slowdown), "%d", files * 5 / 2 < 20 ? 20 : files * 5 / 2);
+    snprintf(stop, sizeof(stop), "%d", files * 4 < 36 ? 36 : files * 4);
+    const char *keys[3] = {"level0_file_num_compaction_trigger", "level0_slowdown_writes_trigger",
+                           "level0_stop_writes_trigger"};
+    const char *vals[3] = {trigger, slowdown, stop};
+    rocksdb_set_options(rock.db, 3, keys, vals, &err);
+    if (err) {
+        serverLog(LL_WARNING, "rock: can't set RocksDB's L0 compaction trigger to %d: %s", files, err);
+        rocksdb_free(err);
+    }
+}
+
 sds rockDbGet(const sds skey, int *found) {
     char *err = NULL;
     size_t len;

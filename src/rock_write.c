@@ -87,6 +87,7 @@ static struct {
     list *done;               /* rockWriteBatch waiting for the main thread */
     int stop;
     int trim;                 /* malloc_trim() asked for (rockWriteRequestTrim) */
+    int l0_trigger;           /* L0 trigger to set, 0: none (rockWriteRequestL0Trigger) */
     int pipe_rd, pipe_wr;
     /* Main thread only. */
     dict *pending;            /* skey -> rockPendingValue */
@@ -168,8 +169,15 @@ static void *rockWriterMain(void *arg) {
     rockThreadInit("rock_writer");
     while (1) {
         pthread_mutex_lock(&rock_wr.lock);
-        while (!rock_wr.stop && !rock_wr.trim && listLength(rock_wr.queue) == 0)
+        while (!rock_wr.stop && !rock_wr.trim && !rock_wr.l0_trigger && listLength(rock_wr.queue) == 0)
             pthread_cond_wait(&rock_wr.cond, &rock_wr.lock);
+        if (rock_wr.l0_trigger && !rock_wr.stop) {
+            int files = rock_wr.l0_trigger;
+            rock_wr.l0_trigger = 0;
+            pthread_mutex_unlock(&rock_wr.lock);
+            rockStoreSetL0Trigger(files);
+            continue;
+        }
         if (rock_wr.trim && !rock_wr.stop) {
             rock_wr.trim = 0;
             pthread_mutex_unlock(&rock_wr.lock);
@@ -618,6 +626,7 @@ static void rockWriteJoin(void) {
     pthread_join(rock_wr.thread, NULL);
     rock_wr.started = 0;
     rock_wr.stop = 0;
+    rock_wr.l0_trigger = 0;
 }
 
 /* Stop the writer and throw away every queued write and pending value: all
@@ -674,6 +683,16 @@ void rockWriteRequestTrim(void) {
     if (!rock_wr.started) return;
     pthread_mutex_lock(&rock_wr.lock);
     rock_wr.trim = 1;
+    pthread_cond_signal(&rock_wr.cond);
+    pthread_mutex_unlock(&rock_wr.lock);
+}
+
+/* Ask the writer thread to set RocksDB's L0 compaction trigger (a
+ * SetOptions call writes a file: not on the event loop). */
+void rockWriteRequestL0Trigger(int files) {
+    if (!rock_wr.started) return;
+    pthread_mutex_lock(&rock_wr.lock);
+    rock_wr.l0_trigger = files;
     pthread_cond_signal(&rock_wr.cond);
     pthread_mutex_unlock(&rock_wr.lock);
 }

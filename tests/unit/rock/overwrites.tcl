@@ -3,7 +3,8 @@
 # record is kept as "stale" (ROCK REPORT stale_records) until the next
 # eviction's put supersedes it or the key goes (DEL, expiry, FLUSHDB), and is
 # deleted at once when the new value is too small ever to be evicted. Also:
-# the write/space amplification figures.
+# the write/space amplification figures, and the L0 compaction trigger that
+# follows the write rate.
 source tests/helpers/rock/util.tcl
 
 proc rock_field {f} { return [dict get [r rock report] $f] }
@@ -19,6 +20,19 @@ proc rock_cold_keys {n} {
     set keys {}
     for {set i 0} {$i < $n} {incr i} { lappend keys k$i }
     assert_equal $n [r rock evict {*}$keys]
+}
+
+# n keys w0..w(n-1) holding one 20 KB value of random letters (LZF can't
+# shrink it), moved to disk 50 at a time. (Copied on the server: a 20 KB SET
+# from the Tcl client meets the 40 ms delayed-ACK wait.)
+proc rock_evicted_copies {n} {
+    r set rnd [randstring 20000 20000 alpha]
+    set keys {}
+    for {set i 0} {$i < $n} {incr i} {
+        r copy rnd w$i
+        lappend keys w$i
+        if {[llength $keys] == 50} { r rock evict {*}$keys; set keys {} }
+    }
 }
 
 start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
@@ -147,15 +161,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         assert_equal 0 [rock_field rocksdb_bytes_written]
         # 20 MB of values LZF can't shrink (random letters) through the
         # writer: several memtables' worth, so flushes.
-        # (Copied on the server: a 20 KB SET from the Tcl client meets the
-        # 40 ms delayed-ACK wait.)
-        r set rnd [randstring 20000 20000 alpha]
-        set keys {}
-        for {set i 0} {$i < 1000} {incr i} {
-            r copy rnd w$i
-            lappend keys w$i
-            if {[llength $keys] == 50} { r rock evict {*}$keys; set keys {} }
-        }
+        rock_evicted_copies 1000
         wait_for_condition 100 100 {
             [rock_field rocksdb_disk_bytes] > 0 && [rock_field rocksdb_bytes_written] > 0
         } else {
@@ -166,10 +172,13 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         } else {
             fail "compactions did not settle"
         }
-        set written [rock_field rocksdb_bytes_written]
-        set wbytes [rock_field write_bytes]
+        # One report: a compaction may start at any time (the L0 trigger
+        # follows the write rate), and the three figures must agree.
+        set rep [r rock report]
+        set written [dict get $rep rocksdb_bytes_written]
+        set wbytes [dict get $rep write_bytes]
         assert_morethan $wbytes 20000000
-        set wamp [rock_field write_amp]
+        set wamp [dict get $rep write_amp]
         assert_morethan $wamp 0
         assert_lessthan [expr {abs($wamp - double($written) / $wbytes)}] 0.01
         assert_morethan [rock_field space_amp] 0
@@ -178,5 +187,38 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         assert_lessthan [rock_field rocksdb_bytes_written] [expr {$written / 2 + 1}]
         assert_equal 0.00 [rock_field write_amp]
         r config set maxmemory 0
+    }
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    test {RocksDB's L0 compaction trigger rises while writes come fast and falls back once they stop} {
+        set rockdir [rock_info_field rock_dir]
+        assert_equal 4 [rock_field rocksdb_l0_compaction_trigger]
+        assert_match "*level0_file_num_compaction_trigger=4\n*" [rock_latest_options $rockdir]
+        # 10 MB of records in a second or two: far more than a memtable
+        # (2 MB at least) a minute.
+        rock_evicted_copies 600
+        wait_for_condition 50 100 {
+            [rock_field rocksdb_l0_compaction_trigger] == 12
+        } else {
+            fail "trigger stayed at [rock_field rocksdb_l0_compaction_trigger]"
+        }
+        # The writer thread applies it: RocksDB writes a new OPTIONS file.
+        wait_for_condition 50 100 {
+            [string match "*level0_file_num_compaction_trigger=12\n*" [rock_latest_options $rockdir]]
+        } else {
+            fail "RocksDB's options file does not have the new trigger"
+        }
+        assert_match "*level0_slowdown_writes_trigger=30\n*" [rock_latest_options $rockdir]
+        assert_match "*level0_stop_writes_trigger=48\n*" [rock_latest_options $rockdir]
+        # No writes now: back to 4 after a few quiet seconds.
+        wait_for_condition 100 100 {
+            [rock_field rocksdb_l0_compaction_trigger] == 4 &&
+            [string match "*level0_file_num_compaction_trigger=4\n*" [rock_latest_options $rockdir]]
+        } else {
+            fail "trigger stayed at [rock_field rocksdb_l0_compaction_trigger]"
+        }
+        assert_match "*level0_slowdown_writes_trigger=20\n*" [rock_latest_options $rockdir]
+        assert_equal 0 [rock_field errors]
     }
 }
