@@ -318,7 +318,8 @@ static void rockTuneL0(void) {
  * stream thread that has finished, follow maxmemory changes, refresh the
  * RocksDB memory figure that counts against maxmemory, and once a second
  * have the writer thread hand the free memory of RocksDB's glibc heaps back
- * to the system (rockWriteRequestTrim()). */
+ * to the system (rockWriteRequestTrim()) and set the L0 compaction trigger
+ * for the write rate (rockTuneL0()). */
 void rockCron(void) {
     static int ticks;
     if (!rock.db) return;
@@ -497,6 +498,7 @@ void rockResetStore(void) {
         return;
     }
     rock.stats.store_resets++;
+    rock.l0_trigger = ROCK_L0_TRIGGER_READS; /* rock.opts' value; rockTuneL0() raises it again */
     rockSizeToMaxmemory(1);
     rockWriteResume();
     rockReadResume();

@@ -268,8 +268,6 @@ void rockDbDeleteSid(uint32_t sid) {
     sdsfree(e);
 }
 
-/* Read a record. Returns an sds (caller frees), or NULL with *found = 0 when
- * the key has no record, or NULL with *found = 1 on a RocksDB error. */
 /* Have RocksDB start an L0 compaction at `files` L0 files, slow writes
  * down at 2.5 times that and stop them at 4 times (never below RocksDB's
  * defaults, 20 and 36). SetOptions rewrites RocksDB's OPTIONS file: called
@@ -289,6 +287,8 @@ void rockStoreSetL0Trigger(int files) {
     }
 }
 
+/* Read a record. Returns an sds (caller frees), or NULL with *found = 0 when
+ * the key has no record, or NULL with *found = 1 on a RocksDB error. */
 sds rockDbGet(const sds skey, int *found) {
     char *err = NULL;
     size_t len;

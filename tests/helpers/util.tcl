@@ -52,11 +52,23 @@ proc rock_exec_server_unprivileged {workdir args} {
 
 # The newest RocksDB OPTIONS file of a rock-dir, as text.
 proc rock_latest_options {rockdir} {
-    set files [lsort -dictionary [glob -nocomplain $rockdir/rocksdb/OPTIONS-*]]
-    set fd [open [lindex $files end]]
-    set txt [read $fd]
-    close $fd
-    return $txt
+    # The writer thread may be rewriting it (rockTuneL0()): RocksDB writes
+    # OPTIONS-N.dbtmp, renames it, then deletes the older file. Retry a file
+    # that went between the glob and the open.
+    for {set try 0} {$try < 50} {incr try} {
+        set files {}
+        foreach f [glob -nocomplain $rockdir/rocksdb/OPTIONS-*] {
+            if {![string match *.dbtmp $f]} { lappend files $f }
+        }
+        set files [lsort -dictionary $files]
+        if {![catch {open [lindex $files end]} fd]} {
+            set txt [read $fd]
+            close $fd
+            return $txt
+        }
+        after 20
+    }
+    error "no readable OPTIONS file in $rockdir/rocksdb"
 }
 
 # Wait until n clients are blocked in any way: INFO's blocked_clients

@@ -211,8 +211,22 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         }
         assert_match "*level0_slowdown_writes_trigger=30\n*" [rock_latest_options $rockdir]
         assert_match "*level0_stop_writes_trigger=48\n*" [rock_latest_options $rockdir]
+        # FLUSHALL reopens RocksDB with its start-up options (trigger 4):
+        # the report says so, and the next burst raises it again.
+        set resets [rock_field store_resets]
+        r flushall
+        assert_equal [expr {$resets + 1}] [rock_field store_resets]
+        assert_equal 4 [rock_field rocksdb_l0_compaction_trigger]
+        assert_match "*level0_file_num_compaction_trigger=4\n*" [rock_latest_options $rockdir]
+        rock_evicted_copies 600
+        wait_for_condition 50 100 {
+            [rock_field rocksdb_l0_compaction_trigger] == 12 &&
+            [string match "*level0_file_num_compaction_trigger=12\n*" [rock_latest_options $rockdir]]
+        } else {
+            fail "trigger [rock_field rocksdb_l0_compaction_trigger] after FLUSHALL and a new burst"
+        }
         # No writes now: back to 4 after a few quiet seconds.
-        wait_for_condition 100 100 {
+        wait_for_condition 300 100 {
             [rock_field rocksdb_l0_compaction_trigger] == 4 &&
             [string match "*level0_file_num_compaction_trigger=4\n*" [rock_latest_options $rockdir]]
         } else {
