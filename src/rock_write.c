@@ -674,27 +674,29 @@ void rockWriteDetachChild(void) {
     rock_wr.started = 0;
 }
 
+/* Give the writer thread a job for between batches: set *slot under its
+ * lock and wake it (rockWriterMain() runs the job and clears the slot). */
+static void rockWriteAsk(int *slot, int value) {
+    if (!rock_wr.started) return;
+    pthread_mutex_lock(&rock_wr.lock);
+    *slot = value;
+    pthread_cond_signal(&rock_wr.cond);
+    pthread_mutex_unlock(&rock_wr.lock);
+}
+
 /* Ask the writer thread to hand the free memory of the glibc heaps back to
  * the system (RocksDB allocates with glibc's malloc; compactions and reads
  * free large buffers glibc would keep in RSS). malloc_trim() walks every
  * arena, a cost that grows with RocksDB's heap: it runs in the writer, between
  * batches, never on the event loop. */
 void rockWriteRequestTrim(void) {
-    if (!rock_wr.started) return;
-    pthread_mutex_lock(&rock_wr.lock);
-    rock_wr.trim = 1;
-    pthread_cond_signal(&rock_wr.cond);
-    pthread_mutex_unlock(&rock_wr.lock);
+    rockWriteAsk(&rock_wr.trim, 1);
 }
 
 /* Ask the writer thread to set RocksDB's L0 compaction trigger (a
  * SetOptions call writes a file: not on the event loop). */
 void rockWriteRequestL0Trigger(int files) {
-    if (!rock_wr.started) return;
-    pthread_mutex_lock(&rock_wr.lock);
-    rock_wr.l0_trigger = files;
-    pthread_cond_signal(&rock_wr.cond);
-    pthread_mutex_unlock(&rock_wr.lock);
+    rockWriteAsk(&rock_wr.l0_trigger, files);
 }
 
 /* Writes queued or being committed. */
