@@ -153,8 +153,9 @@ retry_failed() {
 # An exception (a test client's Tcl error: a server that closed a
 # connection, say) stops the whole upstream run, so the units after it never
 # run. A suite with exceptions in at most 2 files (named by the stack trace's
-# first `(file "tests/...tcl"`) and no other failure re-runs those files and
-# every unit that had not finished, in one runtest with the suite's options.
+# first `(file "tests/...tcl"`) and no failure in any other file ([err]s in
+# those files are re-run with them) re-runs those files and every unit that
+# had not finished, in one runtest with the suite's options.
 # If that run has no failure at all, the exceptions count as passed, named in
 # the summary like the retried failures above, and the re-run's passes are
 # added (resume_ok); otherwise every original failure stands.
@@ -180,6 +181,10 @@ resume_after_exception() {
     fi
     [ "${#units[@]}" -gt 0 ] || return 1
     for f in "${failed[@]}"; do want[$f]=1; done
+    while IFS= read -r f; do
+        [ -n "${want[$f]:-}" ] || return 1
+    done < <(sed -n 's/^\[err\]: .* in tests\/\(.*\)\.tcl$/\1/p' "$plain")
+    [ "$(grep -c '^\[err\]:' "$plain")" -eq "$(grep -c '^\[err\]: .* in tests/.*\.tcl$' "$plain")" ] || return 1
     for u in "${units[@]}"; do [ -n "${done_units[$u]:-}" ] || want[$u]=1; done
     local args=()
     for u in "${!want[@]}"; do args+=(--single "$u"); done
@@ -214,7 +219,7 @@ run_suite() {
     nfiles=$(grep -E '^\[err\]: .* in tests/.*\.tcl$' "$plain" | sed 's/.* in tests\///' | sort -u | wc -l)
     if [ "$retry" = yes ] && [ "$exc" -eq 0 ] && [ "$err" -ge 1 ] && [ "$nfiles" -ge 1 ] && [ "$nfiles" -le 3 ]; then
         retry_failed "$name" "$plain" "$@" && { ok=$((ok + err)); err=0; rc=0; }
-    elif [ "$retry" = yes ] && [ "$exc" -ge 1 ] && [ "$err" -eq "$exc" ]; then
+    elif [ "$retry" = yes ] && [ "$exc" -ge 1 ]; then
         resume_ok=0
         resume_after_exception "$name" "$plain" "$@" && { ok=$((ok + resume_ok)); err=0; rc=0; }
     fi
