@@ -291,7 +291,13 @@ void rockSizeToMaxmemory(int force) {
  * ROCK_L0_QUIET_SECS seconds below that the trigger drops back to 4, and
  * the L0 files left over are compacted for the reads that follow. Checked
  * once a second from rockCron(); the change itself is made by the writer
- * thread. */
+ * thread.
+ *
+ * More L0 files also mean more disk held at once: a compaction keeps its
+ * input files until its output is complete. So the high trigger is used
+ * only while rock-dir has room, over rock-min-free-disk, for twice the L0
+ * files it lets pile up (on a small rock-dir the reserve is sized for
+ * RocksDB's default). */
 #define ROCK_L0_TRIGGER_READS 4   /* RocksDB's default */
 #define ROCK_L0_TRIGGER_WRITES 12
 #define ROCK_L0_QUIET_SECS 5
@@ -302,7 +308,12 @@ static void rockTuneL0(void) {
     long long rate = bytes >= last_bytes ? bytes - last_bytes : 0; /* RESETSTAT */
     last_bytes = bytes;
     int want = rock.l0_trigger;
-    if (rate * 60 >= (long long)rockWriteBufferSize()) {
+    long long wbs = (long long)rockWriteBufferSize(), free_disk = rockWriteDiskFree();
+    int room = free_disk < 0 || free_disk - rock.min_free_disk >= 2 * ROCK_L0_TRIGGER_WRITES * wbs;
+    if (!room) {
+        quiet = 0;
+        want = ROCK_L0_TRIGGER_READS;
+    } else if (rate * 60 >= wbs) {
         quiet = 0;
         want = ROCK_L0_TRIGGER_WRITES;
     } else if (++quiet >= ROCK_L0_QUIET_SECS) {

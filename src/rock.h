@@ -250,6 +250,7 @@ long long rockWriteHalt(void);
 long long rockWriteOutstanding(void);
 void rockWriteRequestTrim(void);
 void rockWriteRequestL0Trigger(int files);
+long long rockWriteDiskFree(void);
 void rockWriteDetachChild(void);
 void rockReadDetachChild(void);
 void rockWriteResume(void);

@@ -543,6 +543,11 @@ static long long rockDiskFree(void) {
     return (long long)vfs.f_bavail * (long long)vfs.f_frsize - (long long)memtables;
 }
 
+/* Free bytes on rock-dir at the last check (every 100 ms), or -1. */
+long long rockWriteDiskFree(void) {
+    return rock_wr.started ? rock_wr.disk_free : -1;
+}
+
 /* Can eviction hand more values to the writer without taking rock-dir under
  * rock-min-free-disk? Counts what was written since the last check. */
 int rockDiskHasRoom(void) {
