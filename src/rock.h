@@ -54,6 +54,8 @@ typedef struct rockStats {
     long long sync_loads;   /* ...of which on the event loop (safety net) */
     long long reads, read_bytes;   /* RocksDB reads */
     long long writes, write_bytes; /* RocksDB value writes */
+    long long lzf_skipped;  /* string values stored without trying LZF
+                             * (recent ones did not compress) */
     long long deletes;      /* RocksDB deletes of single keys */
     long long errors;       /* RocksDB errors and bad records */
     long long write_errors; /* failed write batches (values kept in RAM) */

@@ -139,6 +139,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"read_bytes", rock.stats.read_bytes};
     f[n++] = (rockFigure){"writes", rock.stats.writes};
     f[n++] = (rockFigure){"write_bytes", rock.stats.write_bytes};
+    f[n++] = (rockFigure){"lzf_skipped", rock.stats.lzf_skipped};
     f[n++] = (rockFigure){"deletes", rock.stats.deletes};
     f[n++] = (rockFigure){"errors", rock.stats.errors};
     f[n++] = (rockFigure){"write_batches", rock.stats.write_batches};

@@ -7,7 +7,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
     test {ROCK REPORT lists the documented fields} {
         set rep [rock_report]
         foreach f {dir compression enabled keys expires cold_keys cold_percent hot_clean_keys
-                   evictions clean_drops loads sync_loads reads read_bytes writes write_bytes
+                   evictions clean_drops loads sync_loads reads read_bytes writes write_bytes lzf_skipped
                    deletes errors read_latency_p50_us read_latency_p99_us read_latency_p999_us
                    used_memory rocksdb_memory
                    rocksdb_memtables rocksdb_block_cache_usage rocksdb_block_cache_capacity

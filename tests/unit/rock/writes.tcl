@@ -135,6 +135,65 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys
         assert_equal 1 [rock_field writes]
         assert_equal 1 [r rock diskkeys]
     }
+
+    # rdbcompression's LZF is skipped for string values while it keeps
+    # failing (random bytes), tried again now and then, and used for every
+    # value again as soon as a try pays; values round-trip either way.
+    test {LZF is skipped for values that do not compress, and resumes for values that do} {
+        r flushall
+        r config set maxmemory 0
+        r config resetstat
+        set rnd {}
+        for {set i 0} {$i < 100} {incr i} {
+            set v [randstring 1000 1000 binary]
+            lappend rnd $v
+            r set rnd$i $v
+            assert_equal 1 [r rock evict rnd$i]
+        }
+        # 8 misses, then one try in 32.
+        set skipped [rock_field lzf_skipped]
+        assert_range $skipped 80 92
+        set bytes [rock_field write_bytes]
+        assert_morethan $bytes [expr {100 * 1000}]
+
+        # Compressible values: at most one probe period stored plain.
+        for {set i 0} {$i < 100} {incr i} {
+            r set txt$i [string repeat "compressible text $i " 50]
+            assert_equal 1 [r rock evict txt$i]
+        }
+        assert_range [expr {[rock_field lzf_skipped] - $skipped}] 0 31
+        # The last 50 were compressed: far under their 1,000+ bytes each.
+        set bytes [rock_field write_bytes]
+        for {set i 100} {$i < 150} {incr i} {
+            r set txt$i [string repeat "compressible text $i " 50]
+            assert_equal 1 [r rock evict txt$i]
+        }
+        assert_lessthan [expr {[rock_field write_bytes] - $bytes}] [expr {50 * 300}]
+
+        # Both forms read back, and survive an RDB round trip.
+        for {set i 0} {$i < 100} {incr i} {
+            assert_equal [lindex $rnd $i] [r get rnd$i]
+            assert_equal [string repeat "compressible text $i " 50] [r get txt$i]
+        }
+        foreach k {rnd7 rnd50 txt3 txt120} { r rock evict $k }
+        r debug reload
+        assert_equal [lindex $rnd 7] [r get rnd7]
+        assert_equal [lindex $rnd 50] [r get rnd50]
+        assert_equal [string repeat "compressible text 120 " 50] [r get txt120]
+
+        # rdbcompression no: nothing to skip, values stored plain.
+        r config set rdbcompression no
+        set skipped [rock_field lzf_skipped]
+        set bytes [rock_field write_bytes]
+        for {set i 0} {$i < 20} {incr i} {
+            r set plain$i [string repeat "compressible text $i " 50]
+            assert_equal 1 [r rock evict plain$i]
+        }
+        assert_equal $skipped [rock_field lzf_skipped]
+        assert_morethan [expr {[rock_field write_bytes] - $bytes}] [expr {20 * 1000}]
+        assert_equal [string repeat "compressible text 19 " 50] [r get plain19]
+        r config set rdbcompression yes
+    }
 }
 
 # A writer far behind (a RocksDB write stall; here rock-debug-write-delay)
