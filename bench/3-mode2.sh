@@ -36,15 +36,26 @@ csv_header server write_tenths maxmemory_mb threads max_threads sustained_rps ra
 
 opts=(--seed "$seed" --duration "$duration" --step "$step" --rate "$rate" --pipeline "$pipeline"
       --max-threads "$maxthreads" --p99-limit-ms "$p99limit")
-declare -A stock_rps
+declare -A stock_rps stalls
 stock_used=""
 row() {   # label kind wt mm
     local label=$1 kind=$2 wt=$3 mm=$4 s rps
     cli "$port" config resetstat >/dev/null
     # A per-second trace (the harness's progress rows): the run's worst
     # one-second p99.9 and when it happened, to find what stalls.
-    local trace=$RESULTS_DIR/3-mode2-$label-$wt-trace.csv worst
+    local trace=$RESULTS_DIR/3-mode2-$label-$wt-trace.csv worst sampler=""
+    # redis-rock: what ran in the background, sampled 10 times a second,
+    # for bench/stalls.py to line up with the trace's slow seconds.
+    local samples=$RESULTS_DIR/3-mode2-$label-$wt-samples.csv
+    if [ "$kind" = rock ]; then
+        python3 "$BENCH_TOP/bench/stalls.py" sample "$port" "$samples" & sampler=$!
+    fi
     s=$(metric_run --port "$port" "${opts[@]}" --progress 1 --csv "$trace" mode2 "$mkeys" "$start_threads" "$wt")
+    if [ -n "$sampler" ]; then
+        kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+        python3 "$BENCH_TOP/bench/stalls.py" report "$trace" "$samples" > "$RESULTS_DIR/3-mode2-$label-$wt-stalls.txt" || true
+        stalls[$wt]=$(grep '^stalls_summary' "$RESULTS_DIR/3-mode2-$label-$wt-stalls.txt" | cut -d' ' -f2- || true)
+    fi
     worst=$(awk -F, 'NR==1{for(i=1;i<=NF;i++) c[$i]=i; next} $c["p999_us"]+0 > m {m=$c["p999_us"]+0; at=$c["elapsed_s"]} END{printf "%s %s", (m==""?"NA":m), (at==""?"NA":at)}' "$trace" 2>/dev/null || echo "NA NA")
     rps=$(summary_get "$s" sustained_rps)
     [ "$kind" = stock ] && stock_rps[$wt]=$rps
@@ -67,4 +78,13 @@ for wt in $wts; do
     server_stop "$port"
 done
 
-md_write "\`java -jar metric/target/redis-rock-metric.jar ${opts[*]} mode2 $mkeys $start_threads <write-tenths>\`: $mkeys million keys (20–200 bytes, values 200–2000 bytes of random bytes) written with SETEX (TTL 60..60000 s) by the harness, then paced threads of $rate requests/s each in pipelines of $pipeline (GET of a uniformly random key, or with probability write-tenths/10 a SETEX of it), starting with $start_threads thread(s), one more every $step s while the last step achieved ≥ 95% of its target rate with p99 ≤ $p99limit ms (at most $maxthreads), for $duration s in all. sustained_rps = the achieved rate of the last full step at the final thread count; threads = at the end, max_threads = the highest reached; latency percentiles in µs over the whole measured phase, measured from each pipeline's intended start (open loop, so a stall counts for every request behind it). nils = GETs of keys that had expired. redis-rock: \`maxmemory\` = stock's used_memory after its first run / $fraction, at least $min_maxmem bytes (stock: ${stock_used:-NA} bytes; below what the keys alone need, writes would get -OOM under noeviction), \`maxmemory-policy noeviction\`, \`rock-direct-io yes\`; cold_percent is read from INFO rock at the end. ratio_rps = rock / stock sustained rate at the same write share. worst_1s_p999_us / worst_1s_at_s: the highest p99.9 of any one-second interval of the harness's progress trace (\`--progress 1 --csv\`, kept as \`3-mode2-<server>-<write-tenths>-trace.csv\` next to this report) and its second from the start; write_stopped: \`rocksdb_write_stopped\` at the end."
+# What ran in the slow seconds (bench/stalls.py; full report per row next to this one).
+stall_notes="Slow seconds (p99 over 5 ms in a second of the trace) against what redis-rock ran in the background, from \`INFO rock\` sampled every 100 ms (\`bench/stalls.py\`; per row \`3-mode2-rock-<write-tenths>-stalls.txt\`): shares in % of all seconds and of the slow ones with a flush, a compaction, or the event loop waiting for the writer running in them; the worst second and what ran in it."
+for wt in $wts; do
+    if [ -n "${stalls[$wt]:-}" ]; then
+        stall_notes="$stall_notes
+- rock, write tenths $wt: ${stalls[$wt]}"
+    fi
+done
+
+md_write "\`java -jar metric/target/redis-rock-metric.jar ${opts[*]} mode2 $mkeys $start_threads <write-tenths>\`: $mkeys million keys (20–200 bytes, values 200–2000 bytes of random bytes) written with SETEX (TTL 60..60000 s) by the harness, then paced threads of $rate requests/s each in pipelines of $pipeline (GET of a uniformly random key, or with probability write-tenths/10 a SETEX of it), starting with $start_threads thread(s), one more every $step s while the last step achieved ≥ 95% of its target rate with p99 ≤ $p99limit ms (at most $maxthreads), for $duration s in all. sustained_rps = the achieved rate of the last full step at the final thread count; threads = at the end, max_threads = the highest reached; latency percentiles in µs over the whole measured phase, measured from each pipeline's intended start (open loop, so a stall counts for every request behind it). nils = GETs of keys that had expired. redis-rock: \`maxmemory\` = stock's used_memory after its first run / $fraction, at least $min_maxmem bytes (stock: ${stock_used:-NA} bytes; below what the keys alone need, writes would get -OOM under noeviction), \`maxmemory-policy noeviction\`, \`rock-direct-io yes\`; cold_percent is read from INFO rock at the end. ratio_rps = rock / stock sustained rate at the same write share. worst_1s_p999_us / worst_1s_at_s: the highest p99.9 of any one-second interval of the harness's progress trace (\`--progress 1 --csv\`, kept as \`3-mode2-<server>-<write-tenths>-trace.csv\` next to this report) and its second from the start; write_stopped: \`rocksdb_write_stopped\` at the end." "$stall_notes"

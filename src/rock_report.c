@@ -197,6 +197,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"rocksdb_delayed_write_rate", rockDbProperty("rocksdb.actual-delayed-write-rate")};
     f[n++] = (rockFigure){"rocksdb_pending_compaction_bytes", rockDbProperty("rocksdb.estimate-pending-compaction-bytes")};
     f[n++] = (rockFigure){"rocksdb_running_compactions", rockDbProperty("rocksdb.num-running-compactions")};
+    f[n++] = (rockFigure){"rocksdb_running_flushes", rockDbProperty("rocksdb.num-running-flushes")};
     f[n++] = (rockFigure){"rocksdb_snapshots", rockDbProperty("rocksdb.num-snapshots")};
     serverAssert(n <= ROCK_MAX_FIGURES);
     return n;

@@ -184,6 +184,10 @@ sds rockSerialize(robj *key, robj *val, int dbid) {
             rock_lzf.misses++;
         }
     }
+    /* The record waits in the pending buffer (counted by its allocation)
+     * until committed: give back what a compressed string left unused. */
+    if (string && sdsavail(r.io.buffer.ptr) > sdslen(r.io.buffer.ptr) / 4)
+        r.io.buffer.ptr = sdsRemoveFreeSpace(r.io.buffer.ptr, 0);
     return r.io.buffer.ptr;
 }
 

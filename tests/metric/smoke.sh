@@ -104,7 +104,7 @@ run stock-mode1 --csv "$WORK/stock-mode1.csv" "${M1[@]}" "$STOCK_PORT"
 rc=$RC
 check "stock mode1: SUMMARY last, errors=0, exit 0" summary_clean stock-mode1 "$rc"
 check "stock mode1: cold_percent=NA" test "$(field stock-mode1 cold_percent)" = NA
-check "stock mode1: CSV header and rows" bash -c "head -1 '$WORK/stock-mode1.csv' | grep -qx 'elapsed_s,threads,rps,p50_us,p95_us,p99_us,p999_us,errors,nils,cold_percent' && [ \$(wc -l <'$WORK/stock-mode1.csv') -ge 2 ]"
+check "stock mode1: CSV header and rows" bash -c "head -1 '$WORK/stock-mode1.csv' | grep -qx 'elapsed_s,threads,rps,p50_us,p95_us,p99_us,p999_us,errors,nils,cold_percent,unix_ms' && [ \$(wc -l <'$WORK/stock-mode1.csv') -ge 2 ]"
 
 run rock-mode1 "${M1[@]}" "$ROCK_PORT"
 rc=$RC
@@ -132,8 +132,8 @@ check "stock mode2: SUMMARY last, errors=0, exit 0" summary_clean stock-mode2 "$
 run rock-mode2 --csv "$WORK/rock-mode2.csv" "${M2[@]}" "$ROCK_PORT"
 rc=$RC
 check "rock mode2: SUMMARY last, errors=0, exit 0" summary_clean rock-mode2 "$rc"
-check "rock mode2: CSV has nils and cold_percent columns filled" \
-    bash -c "tail -1 '$WORK/rock-mode2.csv' | grep -Eq ',[0-9]+,[0-9.]+\$'"
+check "rock mode2: CSV has nils, cold_percent and unix_ms columns filled" \
+    bash -c "tail -1 '$WORK/rock-mode2.csv' | grep -Eq ',[0-9]+,[0-9.]+,1[0-9]{12}\$'"
 
 # Usage and connection errors: exit status 2, no stack trace.
 run usage mode1 2

@@ -12,7 +12,7 @@ import java.util.Locale;
 import org.HdrHistogram.Histogram;
 
 public final class Report implements AutoCloseable {
-    public static final String CSV_HEADER = "elapsed_s,threads,rps,p50_us,p95_us,p99_us,p999_us,errors,nils,cold_percent";
+    public static final String CSV_HEADER = "elapsed_s,threads,rps,p50_us,p95_us,p99_us,p999_us,errors,nils,cold_percent,unix_ms";
 
     private final BufferedWriter csv;
 
@@ -54,7 +54,10 @@ public final class Report implements AutoCloseable {
             Long.toString(pct(h, 50)), Long.toString(pct(h, 95)), Long.toString(pct(h, 99)),
             Long.toString(pct(h, 99.9)), Long.toString(errors),
             nils == null ? "" : Long.toString(nils),
-            cold == null ? "" : fmt1(cold));
+            cold == null ? "" : fmt1(cold),
+            /* wall clock at the interval's end: lines the trace up with
+             * the server's own logs (RocksDB's flush/compaction events) */
+            Long.toString(System.currentTimeMillis()));
         try {
             csv.write(row);
             csv.newLine();
