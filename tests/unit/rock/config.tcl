@@ -7,7 +7,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         assert_equal {rock-enabled yes} [r config get rock-enabled]
         assert_equal {rock-dir {}} [r config get rock-dir]
         assert_equal {rock-min-value-size 64} [r config get rock-min-value-size]
-        assert_equal {rock-io-threads 4} [r config get rock-io-threads]
+        assert_equal {rock-io-threads 16} [r config get rock-io-threads]
         assert_equal {rock-block-cache-size 33554432} [r config get rock-block-cache-size]
         assert_equal {rock-direct-io no} [r config get rock-direct-io]
         assert_equal {rock-compression lz4-zstd} [r config get rock-compression]
@@ -19,10 +19,10 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         }
         assert_equal {rock-enabled yes} [r config get rock-enabled]
         assert_equal {rock-dir {}} [r config get rock-dir]
-        assert_equal {rock-io-threads 4} [r config get rock-io-threads]
+        assert_equal {rock-io-threads 16} [r config get rock-io-threads]
         assert_equal {rock-direct-io no} [r config get rock-direct-io]
         # Re-applying the value in force is accepted (tools re-apply whole configs).
-        assert_equal OK [r config set rock-enabled yes rock-dir "" rock-io-threads 4 rock-direct-io no]
+        assert_equal OK [r config set rock-enabled yes rock-dir "" rock-io-threads 16 rock-direct-io no]
         assert_equal 1 [rock_info_field rock_enabled]
     }
 
