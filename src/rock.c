@@ -387,6 +387,7 @@ static void rockOpenDb(void) {
     rocksdb_options_set_level_compaction_dynamic_level_bytes(rock.opts, 1);
     rocksdb_options_set_level0_file_num_compaction_trigger(rock.opts, ROCK_L0_TRIGGER_READS);
     rock.l0_trigger = ROCK_L0_TRIGGER_READS;
+    atomicSet(rock.l0_applied, ROCK_L0_TRIGGER_READS);
     rocksdb_options_set_optimize_filters_for_hits(rock.opts, 1);
     /* RocksDB's info LOG lives in rock-dir. Once a write to it fails (a
      * full disk), RocksDB 7.8 aborts the process at its next log line (an
@@ -510,6 +511,7 @@ void rockResetStore(void) {
     }
     rock.stats.store_resets++;
     rock.l0_trigger = ROCK_L0_TRIGGER_READS; /* rock.opts' value; rockTuneL0() raises it again */
+    atomicSet(rock.l0_applied, ROCK_L0_TRIGGER_READS); /* the writer is halted */
     rockSizeToMaxmemory(1);
     rockWriteResume();
     rockReadResume();

@@ -114,6 +114,8 @@ struct rockState {
     long long opened_at;             /* unix time (ms) of the open */
     int l0_trigger;                  /* L0 files that start a compaction, as
                                       * last asked of RocksDB (rockTuneL0()) */
+    redisAtomic int l0_applied;      /* ...as RocksDB has it: set by the
+                                      * writer thread once SetOptions took it */
     rocksdb_writeoptions_t *wopts;   /* WAL off */
     rocksdb_readoptions_t *ropts;    /* fills the block cache */
     rocksdb_readoptions_t *ropts_nofill; /* leaves it alone (rock_store.c) */

@@ -193,7 +193,9 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"rocksdb_estimated_keys", rockDbProperty("rocksdb.estimate-num-keys")};
     f[n++] = (rockFigure){"rocksdb_write_stopped", rockDbProperty("rocksdb.is-write-stopped")};
     f[n++] = (rockFigure){"rocksdb_l0_files", rockDbProperty("rocksdb.num-files-at-level0")};
-    f[n++] = (rockFigure){"rocksdb_l0_compaction_trigger", rock.db ? rock.l0_trigger : 0};
+    int l0_applied;
+    atomicGet(rock.l0_applied, l0_applied);
+    f[n++] = (rockFigure){"rocksdb_l0_compaction_trigger", rock.db ? l0_applied : 0};
     f[n++] = (rockFigure){"rocksdb_delayed_write_rate", rockDbProperty("rocksdb.actual-delayed-write-rate")};
     f[n++] = (rockFigure){"rocksdb_pending_compaction_bytes", rockDbProperty("rocksdb.estimate-pending-compaction-bytes")};
     f[n++] = (rockFigure){"rocksdb_running_compactions", rockDbProperty("rocksdb.num-running-compactions")};

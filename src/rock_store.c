@@ -340,7 +340,9 @@ void rockStoreSetL0Trigger(int files) {
     if (err) {
         serverLog(LL_WARNING, "rock: can't set RocksDB's L0 compaction trigger to %d: %s", files, err);
         rocksdb_free(err);
+        return;
     }
+    atomicSet(rock.l0_applied, files);
 }
 
 /* Read a record. Returns an sds (caller frees), or NULL with *found = 0 when
