@@ -325,6 +325,13 @@ static void rockTuneL0(void) {
     }
 }
 
+/* RocksDB was just opened (or reopened empty) with rock.opts' trigger, the
+ * writer not running: rockTuneL0() starts from there. */
+static void rockL0TriggerOpened(void) {
+    rock.l0_trigger = ROCK_L0_TRIGGER_READS;
+    atomicSet(rock.l0_applied, ROCK_L0_TRIGGER_READS);
+}
+
 /* Every 100 ms (the writer's timer, while RocksDB is open): join a fork
  * stream thread that has finished, follow maxmemory changes, refresh the
  * RocksDB memory figure that counts against maxmemory, and once a second
@@ -386,8 +393,7 @@ static void rockOpenDb(void) {
     rocksdb_options_set_max_write_buffer_number(rock.opts, 2);
     rocksdb_options_set_level_compaction_dynamic_level_bytes(rock.opts, 1);
     rocksdb_options_set_level0_file_num_compaction_trigger(rock.opts, ROCK_L0_TRIGGER_READS);
-    rock.l0_trigger = ROCK_L0_TRIGGER_READS;
-    atomicSet(rock.l0_applied, ROCK_L0_TRIGGER_READS);
+    rockL0TriggerOpened();
     rocksdb_options_set_optimize_filters_for_hits(rock.opts, 1);
     /* RocksDB's info LOG lives in rock-dir. Once a write to it fails (a
      * full disk), RocksDB 7.8 aborts the process at its next log line (an
@@ -510,8 +516,7 @@ void rockResetStore(void) {
         return;
     }
     rock.stats.store_resets++;
-    rock.l0_trigger = ROCK_L0_TRIGGER_READS; /* rock.opts' value; rockTuneL0() raises it again */
-    atomicSet(rock.l0_applied, ROCK_L0_TRIGGER_READS); /* the writer is halted */
+    rockL0TriggerOpened();
     rockSizeToMaxmemory(1);
     rockWriteResume();
     rockReadResume();

@@ -161,10 +161,11 @@ sds rockSerialize(robj *key, robj *val, int dbid) {
     if (string) slen = sdslen(val->ptr);
     int lzf = string && rockLzfTry(slen);
     int saved_compression = server.rdb_compression;
-    /* A string's record is about its length: room for it up front spares
-     * the buffer's doublings (and a 2 KB allocation for a 1 KB value). */
-    sds buf = sdsnewlen(hdr, sizeof(hdr));
-    if (string) buf = sdsMakeRoomForNonGreedy(buf, slen + 16);
+    /* A string's record is about its length: one allocation with room for
+     * it spares the buffer's doublings (a 2 KB allocation for 1 KB). */
+    sds buf = sdsnewlen(SDS_NOINIT, sizeof(hdr) + (string ? slen + 16 : 0));
+    memcpy(buf, hdr, sizeof(hdr));
+    sdssetlen(buf, sizeof(hdr));
     rio r;
     rioInitWithBuffer(&r, buf);
     if (string) server.rdb_compression = lzf;
