@@ -444,8 +444,15 @@ void rockStartup(void) {
     /* RocksDB allocates with the C library's malloc (Redis uses jemalloc).
      * glibc gives each thread that allocates an arena of its own, up to 8
      * per core, and each keeps freed memory: with a dozen RocksDB threads
-     * that is RSS no figure accounts for. Two arenas are enough here. */
+     * that is RSS no figure accounts for. Two arenas are enough here.
+     * glibc also raises its mmap threshold each time a mapped block is
+     * freed (up to 32 MB), after which the large buffers RocksDB takes and
+     * frees (a big value read or written, compaction output) come from the
+     * heaps and stay in RSS, fragmenting them. A fixed threshold keeps
+     * blocks of 256 KB and more mapped, given back at free (soak, 48 MB
+     * maxmemory: master RSS p50 117 -> 98 MB, p90 167 -> 108 MB). */
     mallopt(M_ARENA_MAX, 2);
+    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
 #if defined(USE_JEMALLOC)
     /* Moving values to disk frees memory all the time. jemalloc gives freed

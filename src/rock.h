@@ -67,6 +67,8 @@ typedef struct rockStats {
     long long bg_write_base;/* RocksDB's threads' disk writes at the reset */
     long long read_ahead;   /* reads queued ahead for a pipeline's next commands */
     long long master_resyncs; /* master links dropped: a read for its command failed */
+    long long external_overshoots; /* eviction calls that found memory over
+                                    * maxmemory by RocksDB's own memory only */
 } rockStats;
 
 /* Block-cache hits and block reads of the reader threads' RocksDB reads, by

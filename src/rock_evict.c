@@ -358,6 +358,14 @@ void rockEvictAfterWrites(void) {
     if (server.maxmemory && zmalloc_used_memory() > server.maxmemory) startEvictionTimeProc();
 }
 
+/* Redis's own memory as eviction counts it (getMaxmemoryState() without
+ * RocksDB's): what the allocator has, less replica and AOF buffers, less
+ * the values already handed to the writer. */
+static size_t rockOwnMemory(void) {
+    size_t used = zmalloc_used_memory(), skip = freeMemoryGetNotCountedMemory() + rockPendingBytes();
+    return used > skip ? used - skip : 0;
+}
+
 int rockPerformEvictions(void) {
     size_t tofree;
     if (!rock.db || rock.write_error || !rockDiskHasRoom()) return C_ERR;
@@ -452,6 +460,15 @@ int rockPerformEvictions(void) {
     if (freed >= need) return C_OK;
     if (timed_out && moved) return ROCK_EVICTIONS_RUNNING;
     if (timed_out && scanning && need - freed <= limit) return ROCK_EVICTIONS_RUNNING;
+    /* What is still over the limit may be RocksDB's own memory (memtables,
+     * blocks pinned by reads in flight, counted by rockExternalMemory()),
+     * which nothing here can shrink: refusing writes (noeviction) or
+     * deleting keys (allkeys-*) would not free it. The policy applies only
+     * when Redis's own memory, less what waits for the writer, is over. */
+    if (rockOwnMemory() <= server.maxmemory) {
+        rock.stats.external_overshoots++;
+        return C_OK;
+    }
     return C_ERR;
 }
 

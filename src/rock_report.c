@@ -133,6 +133,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"stale_records", stale};
     f[n++] = (rockFigure){"evictions", rock.stats.evictions};
     f[n++] = (rockFigure){"clean_drops", rock.stats.clean_drops};
+    f[n++] = (rockFigure){"external_overshoots", rock.stats.external_overshoots};
     f[n++] = (rockFigure){"loads", rock.stats.loads};
     f[n++] = (rockFigure){"sync_loads", rock.stats.sync_loads};
     f[n++] = (rockFigure){"reads", rock.stats.reads};

@@ -241,3 +241,62 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         r config set maxmemory 0
     }
 }
+
+# RocksDB's own memory (memtables, blocks pinned by reads) counts against
+# maxmemory, but eviction can't shrink it. When it alone takes the total over
+# the limit, writes must neither get -OOM (noeviction) nor delete keys
+# (allkeys-*): both used to happen (issue 14's soak, after a maxmemory swing:
+# 23 MB of memtables and pinned blocks against a 24 MB maxmemory).
+foreach policy {noeviction allkeys-lru} {
+    start_server [list tags {"rock"} overrides [list rock-enabled yes maxmemory-policy $policy]] {
+        test "maxmemory with rock: RocksDB's own memory over the limit neither refuses writes nor deletes keys ($policy)" {
+            # No maxmemory: 16 MB memtables. 12 MB of values go to RocksDB
+            # and stay in its memtable (nothing else writes to it after).
+            # Random bytes, so that LZF leaves them their size.
+            set pool {}
+            for {set p 0} {$p < 16} {incr p} {
+                set v ""
+                for {set c 0} {$c < 4000} {incr c} { append v [format %c [expr {33 + int(rand() * 90)}]] }
+                lappend pool $v
+            }
+            set rd [redis_deferring_client]
+            for {set i 0} {$i < 3000} {incr i} { $rd set m:$i "$i:[lindex $pool [expr {$i % 16}]]" }
+            for {set i 0} {$i < 3000} {incr i} { $rd read }
+            $rd close
+            for {set i 0} {$i < 3000} {incr i 100} {
+                set keys {}
+                for {set j $i} {$j < $i + 100} {incr j} { lappend keys m:$j }
+                r rock evict {*}$keys
+            }
+            wait_for_condition 100 50 {
+                [dict get [r rock report] pending_writes] == 0 &&
+                [dict get [r rock report] rocksdb_memtables] > 8000000
+            } else {
+                fail "values not in the memtable: [dict get [r rock report] rocksdb_memtables]"
+            }
+            # Nothing may move any more; maxmemory just above Redis's own
+            # memory, well under it plus RocksDB's.
+            r config set rock-min-value-size 512mb
+            r config set maxmemory [expr {[s used_memory] + 2 * 1024 * 1024}]
+            # rockCron() refreshes RocksDB's figure every 100 ms.
+            after 300
+            assert_morethan [dict get [r rock report] rocksdb_memtables] 8000000
+            set before [r dbsize]
+            for {set i 0} {$i < 100} {incr i} {
+                if {[catch {r set small:$i v$i} e]} { fail "SET with RocksDB's memory over the limit: $e" }
+            }
+            assert_equal [expr {$before + 100}] [r dbsize]
+            assert_equal 0 [s evicted_keys]
+            assert_morethan [dict get [r rock report] external_overshoots] 0
+            assert_equal "7:[lindex $pool 7]" [r get m:7]
+            # Redis's own memory over the limit: the policy applies as ever.
+            r config set maxmemory [expr {[s used_memory] - 1024 * 1024}]
+            if {$policy eq "noeviction"} {
+                assert_error "*OOM*" {r set small:x v}
+            } else {
+                r set small:x v
+                assert_morethan [s evicted_keys] 0
+            }
+        }
+    }
+}
