@@ -31,7 +31,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 BINS := redis-server redis-cli redis-benchmark redis-check-rdb redis-check-aof redis-sentinel
 
-.PHONY: all build run test test-bulk test-evict-all test-diff test-diff-long stock metric metric-smoke bench bench-deps bench-fio bench-1 bench-2 bench-3 bench-4 bench-5 bench-6 bench-7 bench-8 bench-plots bench-smoke install check-patches refresh-patches clean clean-tree deps fetch tree
+.PHONY: test-soak all build run test test-bulk test-evict-all test-diff test-diff-long stock metric metric-smoke bench bench-deps bench-fio bench-1 bench-2 bench-3 bench-4 bench-5 bench-6 bench-7 bench-8 bench-plots bench-smoke install check-patches refresh-patches clean clean-tree deps fetch tree
 
 all: build
 
@@ -61,6 +61,16 @@ test: build
 # requests) against maxmemory 256mb: ~10 minutes on 2 cores.
 test-bulk: build
 	@tests/bulk/run.sh
+
+# Issue 14's soak (tests/soak/): a redis-rock master and replica under a
+# seeded random mixed load over a mostly-cold dataset, faults injected at
+# random times (kill -9, SIGTERM, full rock-dir, BGSAVE/BGREWRITEAOF,
+# maxmemory swings, DEBUG RELOAD, FLUSHDB), every reply checked against a
+# model. DURATION= seconds of load (default 7200), SEED= (default 0: a
+# random one, printed). Needs root (a tmpfs for the rock-dir). `make test`
+# runs a 5-minute form.
+test-soak: build
+	@tests/soak/run.sh --duration $(or $(DURATION),7200) --seed $(or $(SEED),0)
 
 # Issue 5: the whole upstream suite with every value going to disk after
 # every command (not in `make test` for now: run time not settled).

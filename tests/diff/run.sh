@@ -9,27 +9,12 @@
 #   tests/diff/run.sh --seed 7 --commands 2000000 --mode on
 #   tests/diff/run.sh --help                  every option
 #
-# Makes build/venv with redis-py (pinned) on first use; later runs reuse it.
+# Makes build/venv with redis-py (tests/venv.sh) on first use.
 # STOCK=... and ROCK=... override the two redis-server binaries.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
-venv="$top/build/venv"
-redis_py=5.0.8          # redis-py, from PyPI
-
-# Quick when the venv is there already: one python start.
-if ! "$venv/bin/python" -c "import redis, sys; sys.exit(redis.__version__ != '$redis_py')" 2>/dev/null; then
-    if [ ! -x "$venv/bin/pip" ]; then
-        rm -rf "$venv"
-        python3 -m venv "$venv" || {
-            rm -rf "$venv"
-            echo "diff: 'python3 -m venv' failed: install python3-venv (deps/install-deps.sh does)" >&2
-            exit 2
-        }
-    fi
-    echo "diff: installing redis-py $redis_py into $venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "redis==$redis_py"
-fi
+source "$top/tests/venv.sh"
 
 args=()
 [ -n "${STOCK:-}" ] && args+=(--stock "$STOCK")

@@ -1,0 +1,1610 @@
+#!/usr/bin/env python3
+"""tests/soak/soak.py -- issue 14's soak: mixed load over a mostly-cold
+dataset, faults injected at random times, every reply checked against a
+shadow model.
+
+On loopback it starts a redis-rock master (AOF with appendfsync always,
+rock-dir on a small tmpfs of its own so that the disk can be filled) and a
+redis-rock replica, both with maxmemory about a tenth of the data, loads the
+dataset, and drives the master for --duration seconds from several client
+threads with a seeded random mix (about 20% writes; uniform and skewed key
+choice): strings, integers, lists, hashes, sets, sorted sets and streams of
+200 bytes to 64 KB, two multi-megabyte collections, TTLs that expire during
+the run, pipelines, MULTI/EXEC, Lua scripts, blocking pops served by pushes.
+
+Every reply is checked against a model kept by the client (each thread owns
+its keys, so the model is exact; a TTL whose deadline falls between a
+command's send and its reply makes both outcomes acceptable). A command in
+flight when the master dies may or may not have been applied: its keys
+become uncertain and are resolved by reading them back, which must show one
+of the states the command could have left.
+
+Faults, one at a time, at random times, in a seeded order that visits every
+kind before repeating one: kill -9 of the master under load and restart
+from its AOF; kill -9 of the replica and full resync; the master's rock-dir
+filled up (a file taking all but a few MB of its tmpfs) and freed again
+while the load runs; BGSAVE and BGREWRITEAOF under load; CONFIG SET
+maxmemory swinging between half and twice the base (a 4x step each way);
+DEBUG RELOAD; SIGTERM of the master under load and restart; FLUSHDB (and the
+dataset loaded again).
+
+It asserts, and prints as "soak: N passed, N failed": no wrong value read;
+no acknowledged write lost (every key of the model read back after each
+restart and at the end, absent keys checked absent); the replica's DEBUG
+DIGEST equal to the master's after each resync and at the end (or, when a
+master that loaded an RDB dropped keys whose TTL had passed, the same live
+keys with the same values on both); RSS of both servers within maxmemory x
+1.15 + --rss-slack-mb (64 MB, the issue's bound) at every sample, where
+maxmemory is the largest in force over the last 30 s and the replicas'
+output buffers (outside maxmemory in stock Redis too) are added, samples
+taken while the soak's own digest checks run (and 30 s after) not held to
+it; no error reply other than -OOM while the disk is full; no unexpected
+connection error; rock_errors and rock_write_errors 0 on both servers;
+every SIGTERM answered by an exit within 60 s; every fault kind injected
+(runs of 240 s and more).
+
+Run it through tests/soak/run.sh (venv with redis-py), `make test-soak
+DURATION=... SEED=...`; `make test` runs a 5-minute form. Needs root (it
+mounts a tmpfs).
+"""
+
+import argparse
+import fcntl
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+try:
+    import redis
+    from redis.exceptions import ConnectionError as RConnError
+    from redis.exceptions import OutOfMemoryError
+    from redis.exceptions import ResponseError
+    from redis.exceptions import TimeoutError as RTimeoutError
+except ImportError:  # pragma: no cover
+    sys.stderr.write("soak: redis-py is missing; run tests/soak/run.sh (it makes build/venv)\n")
+    sys.exit(2)
+
+MB = 1024 * 1024
+NEAR_TTL_MS = 3000      # no value-dependent write this close to a key's deadline
+SHUTDOWN_LIMIT_S = 60   # a SIGTERM must end the server within this
+RSS_WINDOW_S = 30       # RSS bound: the largest maxmemory over this window
+
+
+def now_ms():
+    return time.time() * 1000.0
+
+
+def log(msg):
+    sys.stdout.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stdout.flush()
+
+
+def parse_info(raw):
+    out = {}
+    if isinstance(raw, bytes):
+        raw = raw.decode(errors="replace")
+    for line in raw.splitlines():
+        if ":" in line and not line.startswith("#"):
+            k, v = line.split(":", 1)
+            out[k] = v
+    return out
+
+
+def info_of(port, section, timeout=10):
+    c = connect(port, timeout)
+    try:
+        return parse_info(c.execute_command("INFO", section))
+    finally:
+        c.close()
+
+
+def connect(port, timeout=60):
+    c = redis.Redis(host="127.0.0.1", port=port, socket_timeout=timeout,
+                    socket_connect_timeout=5, decode_responses=False)
+    c.response_callbacks.clear()  # raw RESP replies everywhere
+    return c
+
+
+# ---------------------------------------------------------------- servers
+
+class Server:
+    """One redis-server process with a config file of its own."""
+
+    def __init__(self, binary, name, port, workdir, conf):
+        self.binary, self.name, self.port = binary, name, port
+        self.workdir = workdir
+        self.conf = conf
+        self.proc = None
+        self.logf = None
+        os.makedirs(workdir, exist_ok=True)
+        self.conf_path = os.path.join(workdir, "redis.conf")
+
+    def start(self, extra=None):
+        with open(self.conf_path, "w") as f:
+            for k, v in list(self.conf.items()) + list((extra or {}).items()):
+                f.write("%s %s\n" % (k, v))
+        self.logf = open(os.path.join(self.workdir, "server.log"), "ab")
+        self.proc = subprocess.Popen([self.binary, self.conf_path], cwd=self.workdir,
+                                     stdout=self.logf, stderr=subprocess.STDOUT)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def wait_ready(self, limit=600):
+        """Until it answers PING (not -LOADING)."""
+        t = time.time()
+        while time.time() - t < limit:
+            if not self.alive():
+                raise RuntimeError("%s exited with status %s (see %s/server.log)"
+                                   % (self.name, self.proc.returncode, self.workdir))
+            try:
+                c = connect(self.port, 5)
+                if c.execute_command("PING") == b"PONG":
+                    c.close()
+                    return
+            except (RConnError, RTimeoutError, ResponseError, OSError):
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("%s not ready after %d s" % (self.name, limit))
+
+    def kill9(self):
+        if self.alive():
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def sigterm(self, limit):
+        """SIGTERM; returns the seconds it took to exit, or None (then kill -9)."""
+        t = time.time()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=limit)
+            return time.time() - t
+        except subprocess.TimeoutExpired:
+            self.kill9()
+            return None
+
+    def rss(self):
+        try:
+            with open("/proc/%d/status" % self.proc.pid) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) * 1024
+        except (OSError, ValueError, AttributeError):
+            pass
+        return None
+
+
+# ---------------------------------------------------------------- model
+#
+# A key's state is None (absent) or a tuple (value, lo, hi): its value in the
+# canonical form of its family, and its deadline as a window in client ms
+# (lo, hi: the deadline lies between them) or (None, None) with no TTL.
+
+FAMILIES = "snlhSzxb"   # string, integer, list, hash, set, zset, stream, blocking-pop list
+BIG = ("H", "L")        # multi-megabyte hash and list (worker 0)
+
+
+def family(key):
+    return key.split(b":")[1].decode()
+
+
+def expiry_class(st, t0, t1):
+    if st is None:
+        return "absent"
+    lo, hi = st[1], st[2]
+    if lo is None or t1 < lo:
+        return "alive"
+    if t0 > hi:
+        return "expired"
+    return "maybe"
+
+
+def canon_read_cmd(key):
+    f = family(key)
+    if f in "sn":
+        return ("GET", key)
+    if f in "lbL":
+        return ("LRANGE", key, 0, -1)
+    if f in "hH":
+        return ("HGETALL", key)
+    if f == "S":
+        return ("SMEMBERS", key)
+    if f == "z":
+        return ("ZRANGE", key, 0, -1, "WITHSCORES")
+    if f == "x":
+        return ("XRANGE", key, "-", "+")
+    raise ValueError(key)
+
+
+def canon_norm(key, reply):
+    """A full read's reply in the model's canonical form; None when absent."""
+    f = family(key)
+    if f in "sn":
+        return reply
+    if not reply:
+        return None
+    if f in "lbL":
+        return tuple(reply)
+    if f in "hH":
+        return dict(zip(reply[0::2], reply[1::2]))
+    if f == "S":
+        return frozenset(reply)
+    if f == "z":
+        return dict((m, int(float(s))) for m, s in zip(reply[0::2], reply[1::2]))
+    if f == "x":
+        return tuple((e[0], tuple(e[1])) for e in reply)
+    raise ValueError(key)
+
+
+class Step:
+    """One command: `effect(states, t0, t1)` returns the outcomes it may
+    have, each (expected normalized reply, {key: new state}); `norm` turns
+    the real reply into the form of the expected one."""
+
+    __slots__ = ("args", "keys", "effect", "norm", "write")
+
+    def __init__(self, args, keys, effect, norm=None, write=True):
+        self.args, self.keys, self.effect, self.norm, self.write = args, keys, effect, norm, write
+
+
+def outcomes(step, model, t0, t1):
+    """Every (expected reply, states of the step's keys after it) the step
+    may have given, expanding keys whose deadline may have passed into both
+    cases (a key whose deadline has passed counts as absent)."""
+    cases = [{}]
+    for k in step.keys:
+        st = model.get(k)
+        c = expiry_class(st, t0, t1)
+        if c == "maybe":
+            alive = [dict(x) for x in cases]
+            for x in alive:
+                x[k] = st
+            for x in cases:
+                x[k] = None
+            cases = alive + cases
+        else:
+            for x in cases:
+                x[k] = st if c == "alive" else None
+    res = []
+    for states in cases:
+        exp, new = step.effect(states, t0, t1)
+        after = dict(states)
+        after.update(new)
+        res.append((exp, after))
+    return res
+
+
+def xadd_match(old, got):
+    """Could `got` (a read_state) be stream `old` after some XADDs (MAXLEN 50)?"""
+    o = tuple(sval(old) or ())
+    g = tuple(got[0]) if got else ()
+    if g == o:
+        return True
+    return any((o + g[len(g) - k:])[-50:] == g for k in range(1, len(g) + 1))
+
+
+def keep(st, val):
+    """The same deadline, a new value (commands that keep the TTL)."""
+    if val is None:
+        return None
+    if st is None:
+        return (val, None, None)
+    return (val, st[1], st[2])
+
+
+def sval(st):
+    return None if st is None else st[0]
+
+
+# ---------------------------------------------------------------- the run
+
+class Soak:
+    def __init__(self, a):
+        self.a = a
+        self.rng = random.Random(a.seed)
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.failures = []            # (check, detail)
+        self.passed = 0
+        self.counts = {}              # counters for the report
+        self.maxmem_hist = []         # (time, maxmemory) of both servers
+        self.oom_allowed_until = 0.0  # -OOM replies are expected until then (full disk)
+        self.master_up = threading.Event()
+        self.master_up.set()
+        self.master_down_expected = False
+        self.master_gen = 0   # bumped each time the master process ends
+        # Pausing: workers run ops while not paused; a fault that needs the
+        # load stopped sets `paused` and waits for `active` to drop to 0.
+        self.gate = threading.Condition()
+        self.paused = False
+        self.active = 0
+        self.rock_counters = {"master": {}, "replica": {}}
+        # While the soak's own checks run (DEBUG DIGEST pages every value in
+        # at once, no client does that) and for a while after, RSS is
+        # sampled but not held to the bound.
+        self.instrument_depth = 0
+        self.instrument_end = 0.0
+        self.repl_buf_hist = []       # (time, replica output buffers) of each server
+
+    # ---- bookkeeping
+    def count(self, name, n=1):
+        with self.lock:
+            self.counts[name] = self.counts.get(name, 0) + n
+
+    def fail(self, check, detail):
+        with self.lock:
+            self.failures.append((check, detail))
+            n = sum(1 for c, _ in self.failures if c == check)
+        if n <= 20:
+            log("FAIL %s: %s" % (check, detail))
+
+    def ok(self, n=1):
+        with self.lock:
+            self.passed += n
+
+    # ---- gate
+    def enter(self):
+        with self.gate:
+            while self.paused and not self.stop.is_set():
+                self.gate.wait(0.5)
+            self.active += 1
+
+    def leave(self):
+        with self.gate:
+            self.active -= 1
+            self.gate.notify_all()
+
+    def pause(self):
+        with self.gate:
+            self.paused = True
+            while self.active > 0:
+                self.gate.wait(0.5)
+
+    def resume(self):
+        with self.gate:
+            self.paused = False
+            self.gate.notify_all()
+
+    # ---- servers
+    def setup(self):
+        a = self.a
+        self.base = a.maxmemory * MB
+        self.mnt = os.path.join(a.dir, "rockfs")
+        os.makedirs(self.mnt, exist_ok=True)
+        subprocess.run(["umount", self.mnt], stderr=subprocess.DEVNULL)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm" % a.tmpfs_mb, "tmpfs", self.mnt],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("mounting a tmpfs for the master's rock-dir failed (the soak needs root): "
+                               + r.stderr.strip())
+        common = {
+            "bind": "127.0.0.1", "protected-mode": "no", "daemonize": "no",
+            "maxmemory": str(self.base), "maxmemory-policy": "noeviction",
+            "rock-enabled": "yes", "rock-min-free-disk": "%dmb" % a.min_free_mb,
+            "rock-io-threads": "4", "loglevel": "notice", "logfile": "\"\"", "enable-debug-command": "yes",
+        }
+        mconf = dict(common, **{
+            "port": str(a.port), "dir": os.path.join(a.dir, "master"),
+            "rock-dir": os.path.join(self.mnt, "rock"),
+            "appendonly": "yes", "appendfsync": "always", "save": '"60 1000"',
+            "dbfilename": "dump.rdb",
+        })
+        rconf = dict(common, **{
+            "port": str(a.port + 1), "dir": os.path.join(a.dir, "replica"),
+            "rock-dir": os.path.join(a.dir, "replica", "rock"),
+            "appendonly": "no", "save": '""', "replicaof": "127.0.0.1 %d" % a.port,
+        })
+        self.master = Server(a.server, "master", a.port, mconf["dir"], mconf)
+        self.replica = Server(a.server, "replica", a.port + 1, rconf["dir"], rconf)
+        self.master.start()
+        self.master.wait_ready()
+        self.replica.start()
+        self.replica.wait_ready()
+        self.note_maxmem(self.base)
+
+    def teardown(self):
+        for s in (getattr(self, "master", None), getattr(self, "replica", None)):
+            if s is not None:
+                s.kill9()
+        if getattr(self, "mnt", None):
+            subprocess.run(["umount", self.mnt], stderr=subprocess.DEVNULL)
+
+    def note_maxmem(self, v):
+        with self.lock:
+            self.maxmem_hist.append((time.time(), v))
+
+    def maxmem_bound(self):
+        t = time.time()
+        with self.lock:
+            recent = [v for (ts, v) in self.maxmem_hist if ts >= t - RSS_WINDOW_S]
+            current = self.maxmem_hist[-1][1]
+        return max(recent + [current])
+
+    # ---- the dataset
+    def value(self, rng, tag):
+        """200 bytes to 64 KB, mostly small; half random bytes, half text."""
+        r = rng.random()
+        if r < 0.60:
+            n = rng.randint(200, 2000)
+        elif r < 0.92:
+            n = rng.randint(2000, 16000)
+        else:
+            n = rng.randint(16000, 65536)
+        head = tag + b"|"
+        if rng.random() < 0.5:
+            body = rng.randbytes(n)
+        else:
+            words = [b"alpha", b"bravo", b"charlie", b"delta", b"echo", b"foxtrot", b"golf"]
+            body = b" ".join(rng.choice(words) for _ in range(n // 6 + 1))
+        return (head + body)[:max(n, len(head) + 1)]
+
+    def small(self, rng, tag):
+        return tag + b"|" + rng.randbytes(rng.randint(30, 800))
+
+    def initial_state(self, rng, key):
+        f = family(key)
+        if f == "s":
+            return (self.value(rng, key), None, None)
+        if f == "n":
+            return (str(rng.randint(-10**6, 10**6)).encode(), None, None)
+        if f == "l":
+            return (tuple(self.small(rng, key) for _ in range(rng.randint(1, 40))), None, None)
+        if f == "h":
+            return (dict((b"f%d" % j, self.small(rng, key)) for j in range(rng.randint(1, 40))), None, None)
+        if f == "S":
+            return (frozenset(self.small(rng, key) for _ in range(rng.randint(1, 40))), None, None)
+        if f == "z":
+            return (dict((self.small(rng, key), rng.randint(-1000, 1000)) for _ in range(rng.randint(1, 40))),
+                    None, None)
+        if f == "x":
+            return None  # streams get entries from XADD (ids chosen by the server)
+        if f == "H":
+            return (dict((b"f%d" % j, rng.randbytes(150)) for j in range(self.a.big_fields)), None, None)
+        if f == "L":
+            return (tuple(rng.randbytes(150) for _ in range(self.a.big_fields)), None, None)
+        return None
+
+    def write_state_cmds(self, key, st):
+        """Commands that create `key` with state `st` (from nothing)."""
+        f, v = family(key), st[0]
+        if f in "sn":
+            return [("SET", key, v)]
+        cmds = []
+        if f in "lL":
+            items = list(v)
+            for j in range(0, len(items), 1000):
+                cmds.append(("RPUSH", key) + tuple(items[j:j + 1000]))
+        elif f in "hH":
+            items = list(v.items())
+            for j in range(0, len(items), 1000):
+                flat = []
+                for fv in items[j:j + 1000]:
+                    flat.extend(fv)
+                cmds.append(("HSET", key) + tuple(flat))
+        elif f == "S":
+            cmds.append(("SADD", key) + tuple(v))
+        elif f == "z":
+            flat = []
+            for m, s in v.items():
+                flat.extend((s, m))
+            cmds.append(("ZADD", key) + tuple(flat))
+        return cmds
+
+    def generate(self, round_):
+        """Every worker's initial keys (the model starts from them); returns
+        their size in bytes."""
+        total = 0
+        for w in self.workers:
+            rng = random.Random(self.a.seed * 7919 + w.id + 1000 * round_)
+            w.model = {}
+            for key in w.all_keys():
+                st = self.initial_state(rng, key)
+                if st is None:
+                    continue
+                w.model[key] = st
+                total += len(key) + state_bytes(st[0])
+        return total
+
+    def populate(self):
+        """Write every worker's model to the master, pipelined."""
+        c = connect(self.a.port, 300)
+        p = c.pipeline(transaction=False)
+        n = 0
+        for w in self.workers:
+            for key, st in w.model.items():
+                for cmd in self.write_state_cmds(key, st):
+                    p.execute_command(*cmd)
+                    n += 1
+                if n >= 200:
+                    for r in p.execute(raise_on_error=False):
+                        if isinstance(r, Exception):
+                            raise RuntimeError("populate: %s" % r)
+                    p = c.pipeline(transaction=False)
+                    n = 0
+        for r in p.execute(raise_on_error=False):
+            if isinstance(r, Exception):
+                raise RuntimeError("populate: %s" % r)
+        c.close()
+
+    # ---- reading back
+    def read_state(self, c, key):
+        """The key's state as the server has it: (value, pttl) or None."""
+        p = c.pipeline(transaction=False)
+        p.execute_command(*canon_read_cmd(key))
+        p.execute_command("PTTL", key)
+        t0 = now_ms()
+        rep, pttl = p.execute()
+        t1 = now_ms()
+        v = canon_norm(key, rep)
+        if v is None:
+            return None
+        if pttl < 0:
+            return (v, None, None)
+        return (v, t0 + pttl - 2, t1 + pttl + 2)
+
+    def matches(self, st, got, t0, t1):
+        """Could the server show `got` (a read_state) when the model holds st?"""
+        c = expiry_class(st, t0, t1)
+        if got is None:
+            return c in ("absent", "expired", "maybe")
+        return c in ("alive", "maybe") and st[0] == got[0]
+
+    def resolve(self, c, w):
+        """Keys a command in flight may or may not have changed: the server's
+        state must be one of the candidates; the model takes it."""
+        for key, cands in list(w.uncertain.items()):
+            t0 = now_ms()
+            got = self.read_state(c, key)
+            t1 = now_ms()
+            ok = any(xadd_match(w.model.get(key), got) if st is XADD_ANY else self.matches(st, got, t0, t1)
+                     for st in cands)
+            if ok:
+                if got is None:
+                    w.model.pop(key, None)
+                else:
+                    w.model[key] = got
+                self.count("uncertain_resolved")
+            else:
+                self.fail("lost write", "%s after a crash: server has %s, the command in flight could "
+                          "only leave one of %s" % (key, short(got), short(cands)))
+                if got is None:
+                    w.model.pop(key, None)
+                else:
+                    w.model[key] = got
+            del w.uncertain[key]
+
+    def verify_all(self, why):
+        """Every key of every worker read back (the load paused)."""
+        c = connect(self.a.port, 300)
+        bad = 0
+        checked = 0
+        for w in self.workers:
+            self.resolve(c, w)
+            keys = w.all_keys()
+            for j in range(0, len(keys), 100):
+                chunk = keys[j:j + 100]
+                p = c.pipeline(transaction=False)
+                for k in chunk:
+                    p.execute_command(*canon_read_cmd(k))
+                t0 = now_ms()
+                reps = p.execute(raise_on_error=False)
+                t1 = now_ms()
+                for k, rep in zip(chunk, reps):
+                    checked += 1
+                    if isinstance(rep, Exception):
+                        bad += 1
+                        self.fail("lost write", "%s: %s read back %s" % (why, k, rep))
+                        continue
+                    got = canon_norm(k, rep)
+                    st = w.model.get(k)
+                    gst = None if got is None else (got, None, None)
+                    if not self.matches(st, gst, t0, t1):
+                        bad += 1
+                        self.fail("lost write", "%s: %s reads %s, model %s" % (why, k, short(got), short(st)))
+                        if got is None:
+                            w.model.pop(k, None)
+                        else:
+                            w.model[k] = (got, None, None) if st is None else (got, st[1], st[2])
+                    elif got is None:
+                        w.model.pop(k, None)
+        c.close()
+        if bad == 0:
+            self.ok()
+        self.count("verify_passes")
+        self.count("keys_verified", checked)
+        log("verify (%s): %d keys, %d wrong" % (why, checked, bad))
+
+    def instrument(self, on):
+        with self.lock:
+            self.instrument_depth += 1 if on else -1
+            self.instrument_end = time.time()
+
+    def instrumenting(self):
+        with self.lock:
+            return self.instrument_depth > 0 or time.time() - self.instrument_end < RSS_WINDOW_S
+
+    def check_replica(self, why):
+        self.instrument(True)
+        try:
+            self.check_replica_(why)
+        finally:
+            self.instrument(False)
+
+    def check_replica_(self, why):
+        """The replica in sync and its DEBUG DIGEST equal to the master's."""
+        m = connect(self.a.port, 300)
+        r = connect(self.a.port + 1, 300)
+        m.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+        try:
+            t = time.time()
+            equal = False
+            last = ""
+            while time.time() - t < 300 and not equal:
+                ri = parse_info(r.execute_command("INFO", "replication"))
+                mi = parse_info(m.execute_command("INFO", "replication"))
+                if ri.get("master_link_status") != "up" or ri.get("master_sync_in_progress") != "0" \
+                        or ri.get("slave_repl_offset") != mi.get("master_repl_offset"):
+                    last = "replica not in sync: link %s, offsets %s / %s" % (
+                        ri.get("master_link_status"), ri.get("slave_repl_offset"), mi.get("master_repl_offset"))
+                    time.sleep(0.2)
+                    continue
+                dm = m.execute_command("DEBUG", "DIGEST")
+                dr = r.execute_command("DEBUG", "DIGEST")
+                mi2 = parse_info(m.execute_command("INFO", "replication"))
+                if mi2.get("master_repl_offset") != mi.get("master_repl_offset"):
+                    continue  # something was propagated meanwhile
+                equal = dm == dr
+                last = "digest master %s replica %s" % (dm, dr)
+                if not equal:
+                    # A master that loaded an RDB (DEBUG RELOAD) dropped the
+                    # keys whose TTL had passed without telling the replica,
+                    # which keeps them (hidden) until its next full sync, as
+                    # stock Redis does. Compare what either side shows.
+                    diff = self.live_diff(m, r)
+                    if diff is None:
+                        equal = True
+                        self.count("replica_digest_expired_only")
+                        log("replica (%s): digests differ by expired keys only" % why)
+                    else:
+                        last += "; " + diff
+                        time.sleep(0.5)
+            if equal:
+                self.ok()
+                log("replica (%s): digests equal" % why)
+            else:
+                self.fail("replica digest", "%s: %s" % (why, last))
+            self.count("replica_checks")
+        finally:
+            m.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+            m.close()
+            r.close()
+
+    def live_diff(self, m, r):
+        """None when master and replica show the same keys with the same
+        values (SCAN skips expired keys; DEBUG DIGEST-VALUE per key), else
+        what differs."""
+        def keys_of(c):
+            out, cur = set(), b"0"
+            while True:
+                cur, ks = c.execute_command("SCAN", cur, "COUNT", 1000)
+                out.update(ks)
+                if cur == b"0":
+                    return out
+        km, kr = keys_of(m), keys_of(r)
+        if km != kr:
+            return "keys only on the master: %s; only on the replica: %s" % (
+                short(sorted(km - kr)[:5]), short(sorted(kr - km)[:5]))
+        ks = sorted(km)
+        for j in range(0, len(ks), 500):
+            chunk = ks[j:j + 500]
+            dm = m.execute_command("DEBUG", "DIGEST-VALUE", *chunk)
+            dr = r.execute_command("DEBUG", "DIGEST-VALUE", *chunk)
+            for k, a, b in zip(chunk, dm, dr):
+                if a != b:
+                    return "value of %s differs" % k
+        return None
+
+    def sample_rock_counters(self, which):
+        s = self.master if which == "master" else self.replica
+        try:
+            i = info_of(s.port, "rock")
+        except Exception:
+            return
+        with self.lock:
+            cur = self.rock_counters[which]
+            for f in ("rock_errors", "rock_write_errors"):
+                v = int(i.get(f, 0))
+                # Counters restart from 0 with the process: keep the sum of the
+                # earlier lives ("base") and the current life's last value.
+                cur.setdefault(f + ".base", 0)
+                cur[f] = v
+
+    def bank_rock_counters(self, which):
+        """The process is about to end: fold its counters into the base."""
+        self.sample_rock_counters(which)
+        with self.lock:
+            cur = self.rock_counters[which]
+            for f in ("rock_errors", "rock_write_errors"):
+                cur[f + ".base"] = cur.get(f + ".base", 0) + cur.get(f, 0)
+                cur[f] = 0
+
+    # ---- monitor
+    def monitor(self):
+        last_cold = 0
+        while not self.stop.is_set():
+            for s in (self.master, self.replica):
+                rss = s.rss() if s.alive() else None
+                if rss is None:
+                    continue
+                # Replicas' output buffers are outside maxmemory in stock
+                # Redis too (bounded by client-output-buffer-limit): a
+                # replica that falls behind grows them. They are added to
+                # the bound, and counted in the report.
+                try:
+                    slaves = int(info_of(s.port, "memory", 5).get("mem_clients_slaves", 0))
+                except Exception:
+                    slaves = 0
+                t = time.time()
+                with self.lock:
+                    self.repl_buf_hist.append((t, s.name, slaves))
+                    self.repl_buf_hist = [x for x in self.repl_buf_hist if x[0] >= t - RSS_WINDOW_S]
+                    slaves = max(v for (ts, n, v) in self.repl_buf_hist if n == s.name)
+                bound = self.maxmem_bound() * 1.15 + self.a.rss_slack_mb * MB + slaves
+                if self.instrumenting():
+                    self.count("rss_samples_checks")
+                    continue
+                self.count("rss_samples")
+                with self.lock:
+                    self.counts.setdefault("rss_list_" + s.name, []).append(rss)
+                    self.counts["rss_max_" + s.name] = max(self.counts.get("rss_max_" + s.name, 0), rss)
+                    self.counts["repl_buffers_max"] = max(self.counts.get("repl_buffers_max", 0), slaves)
+                if rss > bound:
+                    self.count("rss_over")
+                    try:
+                        i = info_of(s.port, "all", 5)
+                        parts = ", ".join("%s %.1f" % (k, int(i.get(k, 0)) / MB) for k in (
+                            "used_memory", "allocator_active", "allocator_resident", "mem_clients_slaves",
+                            "mem_clients_normal", "rock_rocksdb_memory", "rock_pending_bytes"))
+                    except Exception as e:
+                        parts = str(e)
+                    self.fail("rss", "%s RSS %.1f MB > bound %.1f MB (MB: %s)" % (
+                        s.name, rss / MB, bound / MB, parts))
+            if time.time() - last_cold > 5:
+                last_cold = time.time()
+                try:
+                    i = info_of(self.a.port, "rock", 5)
+                    pct = float(i.get("rock_cold_percent", 0))
+                    with self.lock:
+                        self.counts.setdefault("cold_pct_samples", []).append(pct)
+                except Exception:
+                    pass
+                self.sample_rock_counters("master")
+                self.sample_rock_counters("replica")
+            time.sleep(0.5)
+
+    # ---- faults
+    def fault_kill_master(self, sigterm=False):
+        """kill -9 (or SIGTERM) of the master under load, restart from its AOF."""
+        self.bank_rock_counters("master")
+        self.master_up.clear()
+        self.master_down_expected = True
+        self.master_gen += 1
+        if sigterm:
+            took = self.master.sigterm(SHUTDOWN_LIMIT_S)
+            if took is None:
+                self.fail("shutdown", "master did not exit within %d s of SIGTERM" % SHUTDOWN_LIMIT_S)
+            else:
+                self.ok()
+                log("master exited %.1f s after SIGTERM" % took)
+        else:
+            self.master.kill9()
+        t = time.time()
+        self.master.start()
+        self.master.wait_ready()
+        log("master back after %.1f s (AOF loaded)" % (time.time() - t))
+        self.master.conf["maxmemory"] = str(self.base)
+        self.note_maxmem(self.base)
+        self.master_down_expected = False
+        self.master_up.set()
+        self.pause()
+        try:
+            self.verify_all("after master restart")
+            self.check_replica("after master restart")
+        finally:
+            self.resume()
+
+    def fault_kill_replica(self):
+        self.bank_rock_counters("replica")
+        self.replica.kill9()
+        self.replica.start()
+        self.replica.wait_ready()
+        self.pause()
+        try:
+            self.check_replica("after replica kill -9 and full resync")
+        finally:
+            self.resume()
+
+    def fault_disk_full(self):
+        st = os.statvfs(self.mnt)
+        free = st.f_bavail * st.f_frsize
+        leave = max(self.a.min_free_mb - 24, 4) * MB
+        size = free - leave
+        filler = os.path.join(self.mnt, "filler")
+        self.oom_allowed_until = float("inf")
+        if size > 0:
+            with open(filler, "wb") as f:
+                os.posix_fallocate(f.fileno(), 0, size)
+        log("disk full: %d MB filler, %d MB left" % (max(size, 0) // MB, leave // MB))
+        c = connect(self.a.port, 30)
+        t = time.time()
+        while time.time() - t < 60:
+            if parse_info(c.execute_command("INFO", "rock")).get("rock_disk_full") == "1":
+                break
+            time.sleep(0.2)
+        full = parse_info(c.execute_command("INFO", "rock")).get("rock_disk_full") == "1"
+        self.stop.wait(self.a.full_seconds)
+        os.unlink(filler)
+        t = time.time()
+        resumed = False
+        while time.time() - t < 60:
+            i = parse_info(c.execute_command("INFO", "rock"))
+            if i.get("rock_disk_full") == "0" and i.get("rock_eviction") == "running":
+                resumed = True
+                break
+            time.sleep(0.2)
+        c.close()
+        self.oom_allowed_until = time.time() + 10
+        if not full:
+            self.fail("disk full", "the filler left %d MB free but rock_disk_full never became 1" % (leave // MB))
+        elif not resumed:
+            self.fail("disk full", "eviction did not resume within 60 s of freeing the disk")
+        else:
+            self.ok()
+
+    def wait_persistence(self, c, field):
+        t = time.time()
+        while time.time() - t < 600:
+            i = parse_info(c.execute_command("INFO", "persistence"))
+            if i.get(field) == "0":
+                return i
+            time.sleep(0.2)
+        return None
+
+    def fault_bgsave(self):
+        c = connect(self.a.port, 60)
+        for cmd, busy, status in (("BGSAVE", "rdb_bgsave_in_progress", "rdb_last_bgsave_status"),
+                                  ("BGREWRITEAOF", "aof_rewrite_in_progress", "aof_last_bgrewrite_status")):
+            t = time.time()
+            while True:
+                try:
+                    c.execute_command(cmd)
+                    break
+                except ResponseError as e:
+                    # A child of the other kind still running: "scheduled"
+                    # is an answer too; retry only a plain refusal.
+                    if time.time() - t > 60:
+                        raise
+                    log("%s refused (%s), retrying" % (cmd, e))
+                    time.sleep(1)
+            time.sleep(0.1)
+            i = self.wait_persistence(c, busy)
+            # A scheduled rewrite starts once the save is done.
+            if cmd == "BGREWRITEAOF":
+                while time.time() - t < 600:
+                    i = parse_info(c.execute_command("INFO", "persistence"))
+                    if i.get("aof_rewrite_scheduled") == "0" and i.get(busy) == "0":
+                        break
+                    time.sleep(0.2)
+            if i is None or i.get(status) != "ok":
+                self.fail("persistence", "%s under load: %s" % (cmd, None if i is None else i.get(status)))
+            else:
+                self.ok()
+                log("%s under load done in %.1f s" % (cmd, time.time() - t))
+        c.close()
+
+    def fault_maxmemory(self):
+        """Half the base, then twice it (a 4x step up), then half again (4x
+        down), then back to the base; the load runs all along."""
+        for mult in (0.5, 2.0, 0.5, 1.0):
+            v = int(self.base * mult)
+            self.note_maxmem(v)
+            for s in (self.master, self.replica):
+                c = connect(s.port, 60)
+                c.execute_command("CONFIG", "SET", "maxmemory", v)
+                c.close()
+            log("maxmemory %d MB" % (v // MB))
+            self.stop.wait(self.a.swing_seconds)
+        self.ok()
+
+    def fault_debug_reload(self):
+        """DEBUG RELOAD (save, then load the RDB) with the load paused; every
+        key read back after. (Not a digest before and after: a master loading
+        an RDB drops keys whose TTL has passed.)"""
+        self.pause()
+        try:
+            c = connect(self.a.port, 600)
+            t = time.time()
+            c.execute_command("DEBUG", "RELOAD")
+            c.close()
+            log("DEBUG RELOAD in %.1f s" % (time.time() - t))
+            self.verify_all("after DEBUG RELOAD")
+        finally:
+            self.resume()
+
+    def fault_flushdb(self):
+        self.pause()
+        try:
+            c = connect(self.a.port, 300)
+            c.execute_command("FLUSHDB")
+            c.close()
+            self.flushes += 1
+            self.generate(self.flushes)
+            for w in self.workers:
+                w.uncertain = {}
+            self.populate()
+            log("FLUSHDB, dataset loaded again")
+            self.check_replica("after FLUSHDB")
+        finally:
+            self.resume()
+
+    FAULTS = ("kill_master", "kill_replica", "disk_full", "bgsave", "maxmemory",
+              "debug_reload", "sigterm_master", "flushdb")
+
+    def run_fault(self, name):
+        log("fault: %s" % name)
+        self.count("fault_" + name)
+        t = time.time()
+        if name == "kill_master":
+            self.fault_kill_master()
+        elif name == "sigterm_master":
+            self.fault_kill_master(sigterm=True)
+        elif name == "kill_replica":
+            self.fault_kill_replica()
+        elif name == "disk_full":
+            self.fault_disk_full()
+        elif name == "bgsave":
+            self.fault_bgsave()
+        elif name == "maxmemory":
+            self.fault_maxmemory()
+        elif name == "debug_reload":
+            self.fault_debug_reload()
+        elif name == "flushdb":
+            self.fault_flushdb()
+        log("fault %s done in %.1f s" % (name, time.time() - t))
+
+    # ---- main
+    def run(self):
+        a = self.a
+        self.workers = [Worker(self, i) for i in range(a.clients)]
+        self.flushes = 0
+        self.data_bytes = self.generate(0)
+        if not a.maxmemory:
+            a.maxmemory = max(16, self.data_bytes // MB // 10)
+        log("dataset: %.0f MB in %d keys; maxmemory %d MB" % (
+            self.data_bytes / MB, sum(len(w.model) for w in self.workers), a.maxmemory))
+        try:
+            self.setup()
+            t = time.time()
+            self.populate()
+            log("dataset loaded in %.1f s" % (time.time() - t))
+            mon = threading.Thread(target=self.monitor, daemon=True)
+            mon.start()
+            threads = [threading.Thread(target=w.run, daemon=True) for w in self.workers]
+            for th in threads:
+                th.start()
+            start = time.time()
+            end = start + a.duration
+            order = []
+            while time.time() < end - a.fault_gap_min:
+                self.stop.wait(self.rng.uniform(a.fault_gap_min, a.fault_gap_max))
+                if time.time() >= end - 5 or self.failures_fatal():
+                    break
+                if not order:
+                    order = list(self.FAULTS if not a.faults else a.faults.split(","))
+                    self.rng.shuffle(order)
+                self.run_fault(order.pop())
+            while time.time() < end and not self.failures_fatal():
+                time.sleep(0.5)
+            self.stop.set()
+            for th in threads:
+                th.join(120)
+            self.resume()
+            self.verify_all("end of run")
+            self.check_replica("end of run")
+            self.sample_rock_counters("master")
+            self.sample_rock_counters("replica")
+            mon.join(5)
+            self.final_checks(time.time() - start)
+        except Exception as e:
+            self.fail("set-up or fault", "%s\n%s" % (e, traceback.format_exc()))
+        finally:
+            self.stop.set()
+            self.teardown()
+        nfail = len(self.failures)
+        print("soak: %d passed, %d failed" % (self.passed, nfail))
+        return 0 if nfail == 0 else 1
+
+    def log_state(self, why):
+        """The master's memory and rock figures, for a failure's diagnosis."""
+        try:
+            i = info_of(self.a.port, "all")
+            keys = ("used_memory", "maxmemory", "used_memory_rss", "mem_not_counted_for_evict",
+                    "mem_replication_backlog", "mem_clients_normal", "mem_clients_slaves", "rock_eviction",
+                    "rock_cold_percent", "rock_pending_bytes", "rock_queued_delete_bytes", "rock_disk_full",
+                    "rock_waiting_clients", "rock_reads_in_flight", "rock_rocksdb_memory", "rock_write_waits",
+                    "rock_evictions", "rock_clean_drops", "rdb_bgsave_in_progress", "aof_rewrite_in_progress")
+            log("state (%s): %s" % (why, ", ".join("%s=%s" % (k, i.get(k)) for k in keys)))
+        except Exception as e:
+            log("state (%s): INFO failed: %s" % (why, e))
+
+    def failures_fatal(self):
+        return len(self.failures) > 200
+
+    def final_checks(self, secs):
+        c = self.counts
+        for which in ("master", "replica"):
+            rc = self.rock_counters[which]
+            errs = rc.get("rock_errors.base", 0) + rc.get("rock_errors", 0)
+            werrs = rc.get("rock_write_errors.base", 0) + rc.get("rock_write_errors", 0)
+            if errs or werrs:
+                self.fail("rock counters", "%s: rock_errors %d, rock_write_errors %d" % (which, errs, werrs))
+            else:
+                self.ok()
+        if c.get("rss_samples", 0) > 0 and c.get("rss_over", 0) == 0:
+            self.ok()
+        if c.get("wrong_values", 0) == 0 and c.get("ops", 0) > 0:
+            self.ok()
+        if c.get("unexpected_errors", 0) == 0:
+            self.ok()
+        if self.a.duration >= 240:
+            missing = [f for f in self.FAULTS if not c.get("fault_" + f)]
+            if missing:
+                self.fail("faults", "never injected: %s" % ", ".join(missing))
+            else:
+                self.ok()
+        colds = c.get("cold_pct_samples", [])
+        log("== report")
+        log("duration %.0f s, seed %d, %d clients; dataset %.0f MB, maxmemory %d MB, RSS bound maxmemory x 1.15 "
+            "+ %d MB" % (secs, self.a.seed, self.a.clients, self.data_bytes / MB, self.a.maxmemory,
+                         self.a.rss_slack_mb))
+        log("operations %d (%.0f/s), commands %d, writes %d, reads checked %d" % (
+            c.get("ops", 0), c.get("ops", 0) / max(secs, 1), c.get("commands", 0), c.get("writes", 0),
+            c.get("reads_checked", 0)))
+        log("faults: %s" % ", ".join("%s %d" % (f, c.get("fault_" + f, 0)) for f in self.FAULTS))
+        log("cold share: mean %.1f%%, min %.1f%% over %d samples" % (
+            sum(colds) / max(len(colds), 1), min(colds) if colds else 0, len(colds)))
+        log("error replies: -OOM during full disk %d, other %d; connection errors expected %d, "
+            "unexpected %d; uncertain keys resolved %d" % (
+                c.get("oom_allowed", 0), c.get("unexpected_errors", 0), c.get("conn_errors_expected", 0),
+                c.get("conn_errors_unexpected", 0), c.get("uncertain_resolved", 0)))
+        log("wrong values %d; keys verified %d in %d passes; replica checks %d" % (
+            c.get("wrong_values", 0), c.get("keys_verified", 0), c.get("verify_passes", 0),
+            c.get("replica_checks", 0)))
+        log("RSS: %d samples (and %d not held to the bound, during the soak's digest checks), %d over the "
+            "bound; max master %.1f MB, replica %.1f MB; replica output buffers up to %.1f MB" % (
+                c.get("rss_samples", 0), c.get("rss_samples_checks", 0), c.get("rss_over", 0),
+                c.get("rss_max_master", 0) / MB,
+                c.get("rss_max_replica", 0) / MB, c.get("repl_buffers_max", 0) / MB))
+        for name in ("master", "replica"):
+            lst = sorted(c.get("rss_list_" + name, [])) or [0]
+            log("RSS %s: p50 %.1f MB, p90 %.1f, p99 %.1f, max %.1f" % (
+                name, lst[len(lst) // 2] / MB, lst[len(lst) * 9 // 10] / MB, lst[len(lst) * 99 // 100] / MB,
+                lst[-1] / MB))
+        log("rock counters: %s" % self.rock_counters)
+        by = {}
+        for check, _ in self.failures:
+            by[check] = by.get(check, 0) + 1
+        if by:
+            log("failures by check: %s" % ", ".join("%s %d" % kv for kv in sorted(by.items())))
+
+
+def state_bytes(v):
+    if isinstance(v, bytes):
+        return len(v)
+    if isinstance(v, dict):
+        return sum(len(k) + (len(x) if isinstance(x, bytes) else 8) for k, x in v.items())
+    return sum(len(x) if isinstance(x, bytes) else state_bytes(x) for x in v)
+
+
+def short(x, n=120):
+    s = repr(x)
+    return s if len(s) <= n else s[:n] + "...(%d chars)" % len(s)
+
+
+# ---------------------------------------------------------------- workers
+
+class Worker:
+    def __init__(self, soak, wid):
+        self.s = soak
+        self.id = wid
+        self.a = soak.a
+        self.rng = random.Random(soak.a.seed * 1000003 + wid)
+        self.model = {}
+        self.uncertain = {}   # key -> list of candidate states
+        self.conn = None
+        self.aux = None
+        self.gen = 0          # the master's life the connections belong to
+
+    def all_keys(self):
+        out = []
+        for f in FAMILIES:
+            n = 1 if f == "b" else self.a.keys
+            for i in range(n):
+                out.append(b"w%d:%s:%d" % (self.id, f.encode(), i))
+        if self.id == 0:
+            out += [b"w0:H:0", b"w0:L:0"]
+        return out
+
+    def pick_key(self, f):
+        n = self.a.keys
+        if self.rng.random() < 0.5:
+            i = self.rng.randrange(n)
+        else:
+            i = min(n - 1, int(n * self.rng.random() ** 4))   # skewed: low indexes hot
+        return b"w%d:%s:%d" % (self.id, f.encode(), i)
+
+    # ---- op builders: each returns a list of Steps (one per command)
+    def near_ttl(self, key):
+        st = self.model.get(key)
+        return st is not None and st[1] is not None and now_ms() > st[1] - NEAR_TTL_MS
+
+    def read_step(self, key):
+        def eff(states, t0, t1):
+            st = states[key]
+            return (sval(st), {})
+        return Step(canon_read_cmd(key), [key], eff, norm=lambda r: canon_norm(key, r), write=False)
+
+    def write_step(self, key):
+        rng = self.rng
+        f = family(key)
+        near = self.near_ttl(key)
+        r = rng.random()
+        if f == "s":
+            if near or r < 0.5:
+                v = self.s.value(rng, key)
+                if rng.random() < 0.15:
+                    ttl = rng.randint(1000, 20000)
+                    return Step(("SET", key, v, "PX", ttl), [key],
+                                lambda st, t0, t1: (b"OK", {key: (v, t0 + ttl, t1 + ttl)}))
+                return Step(("SET", key, v), [key], lambda st, t0, t1: (b"OK", {key: (v, None, None)}))
+            if r < 0.8:
+                v = rng.randbytes(rng.randint(1, 300))
+
+                def eff(st, t0, t1):
+                    nv = (sval(st[key]) or b"") + v
+                    return (len(nv), {key: keep(st[key], nv)})
+                return Step(("APPEND", key, v), [key], eff)
+            if r < 0.9:
+                ttl = rng.randint(1000, 20000)
+
+                def eff(st, t0, t1):
+                    if st[key] is None:
+                        return (0, {})
+                    return (1, {key: (st[key][0], t0 + ttl, t1 + ttl)})
+                return Step(("PEXPIRE", key, ttl), [key], eff)
+            return Step(("DEL", key), [key], lambda st, t0, t1: (0 if st[key] is None else 1, {key: None}))
+        if f == "n":
+            if near or r < 0.2:
+                v = str(rng.randint(-10**6, 10**6)).encode()
+                return Step(("SET", key, v), [key], lambda st, t0, t1: (b"OK", {key: (v, None, None)}))
+            d = rng.randint(-1000, 1000)
+
+            def eff(st, t0, t1):
+                nv = int(sval(st[key]) or b"0") + d
+                return (nv, {key: keep(st[key], str(nv).encode())})
+            return Step(("INCRBY", key, d), [key], eff)
+        if near:
+            return Step(("DEL", key), [key], lambda st, t0, t1: (0 if st[key] is None else 1, {key: None}))
+        if f == "l":
+            if r < 0.6:
+                items = tuple(self.s.small(rng, key) for _ in range(rng.randint(1, 3)))
+
+                def eff(st, t0, t1):
+                    nv = (sval(st[key]) or ()) + items
+                    return (len(nv), {key: keep(st[key], nv)})
+                return Step(("RPUSH", key) + items, [key], eff)
+
+            def eff(st, t0, t1):
+                cur = sval(st[key])
+                if not cur:
+                    return (None, {})
+                return (cur[0], {key: keep(st[key], cur[1:] or None)})
+            return Step(("LPOP", key), [key], eff)
+        if f == "h":
+            if r < 0.7:
+                fields = {}
+                for _ in range(rng.randint(1, 3)):
+                    fields[b"f%d" % rng.randint(0, 30)] = self.s.small(rng, key)
+                flat = []
+                for fv in fields.items():
+                    flat.extend(fv)
+
+                def eff(st, t0, t1):
+                    cur = dict(sval(st[key]) or {})
+                    added = sum(1 for k in fields if k not in cur)
+                    cur.update(fields)
+                    return (added, {key: keep(st[key], cur)})
+                return Step(("HSET", key) + tuple(flat), [key], eff)
+            fld = b"f%d" % rng.randint(0, 30)
+
+            def eff(st, t0, t1):
+                cur = dict(sval(st[key]) or {})
+                if fld not in cur:
+                    return (0, {})
+                del cur[fld]
+                return (1, {key: keep(st[key], cur or None)})
+            return Step(("HDEL", key, fld), [key], eff)
+        if f == "S":
+            cur = sval(self.model.get(key)) or frozenset()
+            if r < 0.4 and cur:
+                m = rng.choice(sorted(cur))
+            else:
+                m = self.s.small(rng, key)
+            if r < 0.7:
+                def eff(st, t0, t1):
+                    c = sval(st[key]) or frozenset()
+                    return (0 if m in c else 1, {key: keep(st[key], c | {m})})
+                return Step(("SADD", key, m), [key], eff)
+
+            def eff(st, t0, t1):
+                c = sval(st[key]) or frozenset()
+                if m not in c:
+                    return (0, {})
+                return (1, {key: keep(st[key], (c - {m}) or None)})
+            return Step(("SREM", key, m), [key], eff)
+        if f == "z":
+            cur = sval(self.model.get(key)) or {}
+            m = rng.choice(sorted(cur)) if (cur and r < 0.5) else self.s.small(rng, key)
+            if r < 0.6:
+                sc = rng.randint(-1000, 1000)
+
+                def eff(st, t0, t1):
+                    c = dict(sval(st[key]) or {})
+                    added = 0 if m in c else 1
+                    c[m] = sc
+                    return (added, {key: keep(st[key], c)})
+                return Step(("ZADD", key, sc, m), [key], eff)
+            if r < 0.8:
+                d = rng.randint(-50, 50)
+
+                def eff(st, t0, t1):
+                    c = dict(sval(st[key]) or {})
+                    c[m] = c.get(m, 0) + d
+                    return (str(c[m]).encode(), {key: keep(st[key], c)})
+                return Step(("ZINCRBY", key, d, m), [key], eff)
+
+            def eff(st, t0, t1):
+                c = dict(sval(st[key]) or {})
+                if m not in c:
+                    return (0, {})
+                del c[m]
+                return (1, {key: keep(st[key], c or None)})
+            return Step(("ZREM", key, m), [key], eff)
+        if f == "x":
+            fv = (b"f", self.s.small(rng, key))
+            # The id comes from the server: the effect reads it from the reply.
+            step = Step(("XADD", key, "MAXLEN", "50", "*") + fv, [key], None)
+
+            def eff(st, t0, t1, _reply=[None]):
+                return (XADD_ANY, {key: ("XADD", fv)})
+            step.effect = eff
+            return step
+        if f in BIG:
+            if f == "H":
+                fld = b"f%d" % rng.randrange(self.a.big_fields)
+                if r < 0.5:
+                    def eff(st, t0, t1):
+                        return ((sval(st[key]) or {}).get(fld), {})
+                    return Step(("HGET", key, fld), [key], eff, write=False)
+                v = rng.randbytes(150)
+
+                def eff(st, t0, t1):
+                    c = dict(sval(st[key]) or {})
+                    added = 0 if fld in c else 1
+                    c[fld] = v
+                    return (added, {key: keep(st[key], c)})
+                return Step(("HSET", key, fld, v), [key], eff)
+            idx = rng.randrange(self.a.big_fields)
+            if r < 0.5:
+                def eff(st, t0, t1):
+                    c = sval(st[key]) or ()
+                    return (c[idx] if idx < len(c) else None, {})
+                return Step(("LINDEX", key, idx), [key], eff, write=False)
+            v = rng.randbytes(150)
+
+            def eff(st, t0, t1):
+                c = sval(st[key]) or ()
+                if idx >= len(c):
+                    return (b"ERR", {})
+                nc = c[:idx] + (v,) + c[idx + 1:]
+                return (b"OK", {key: keep(st[key], nc)})
+            return Step(("LSET", key, idx, v), [key], eff)
+        raise ValueError(key)
+
+    def lua_step(self):
+        sk, nk = self.pick_key("s"), self.pick_key("n")
+        if self.near_ttl(nk):
+            return self.write_step(nk)
+        v = self.s.value(self.rng, sk)
+        d = self.rng.randint(-100, 100)
+        script = ("redis.call('SET', KEYS[1], ARGV[1]) "
+                  "return redis.call('INCRBY', KEYS[2], ARGV[2])")
+
+        def eff(st, t0, t1):
+            nv = int(sval(st[nk]) or b"0") + d
+            return (nv, {sk: (v, None, None), nk: keep(st[nk], str(nv).encode())})
+        return Step(("EVAL", script, 2, sk, nk, v, d), [sk, nk], eff)
+
+    def random_single(self, write):
+        f = self.rng.choice("snlhSzx")
+        if self.id == 0 and self.rng.random() < 0.02:
+            f = self.rng.choice(BIG)
+            key = b"w0:%s:0" % f.encode()
+            step = self.write_step(key)
+            return step
+        key = self.pick_key(f)
+        if write:
+            if self.rng.random() < 0.05:
+                return self.lua_step()
+            return self.write_step(key)
+        return self.read_step(key)
+
+    # ---- running steps
+    def apply(self, steps, replies, t0, t1):
+        """Check replies against the model and move it on."""
+        for step, rep in zip(steps, replies):
+            self.s.count("commands")
+            if isinstance(rep, Exception):
+                oom = isinstance(rep, OutOfMemoryError) or "OOM" in str(rep)
+                msg = ("OOM " if oom else "") + str(rep)
+                if oom and time.time() < self.s.oom_allowed_until:
+                    self.s.count("oom_allowed")
+                    continue   # the command did nothing
+                if step.args[0] == "LSET" and "index out of range" in msg:
+                    rep = b"ERR"
+                else:
+                    self.s.count("unexpected_errors")
+                    self.s.fail("error reply", "%s -> %s" % (short(step.args, 80), msg))
+                    if oom and not self.s.counts.get("oom_state_logged"):
+                        self.s.count("oom_state_logged")
+                        self.s.log_state("first unexpected -OOM")
+                    continue
+            if step.args[0] == "XADD":
+                self.apply_xadd(step, rep)
+                continue
+            got = step.norm(rep) if step.norm else rep
+            outs = outcomes(step, self.model, t0, t1)
+            fits = [new for (exp, new) in outs if exp == got]
+            if not fits:
+                self.s.count("wrong_values")
+                self.s.fail("wrong value", "%s replied %s, the model allows %s" % (
+                    short(step.args, 100), short(got), short([e for e, _ in outs])))
+                # Take the server's word for these keys from here on.
+                for k in step.keys:
+                    got_st = self.s.read_state(self.conn, k)
+                    if got_st is None:
+                        self.model.pop(k, None)
+                    else:
+                        self.model[k] = got_st
+                    self.uncertain.pop(k, None)
+                continue
+            if not step.write:
+                self.s.count("reads_checked")
+            else:
+                self.s.count("writes")
+            # Keys whose deadline might have passed: drop them when the
+            # outcomes disagree, keep the agreed state otherwise.
+            for k in step.keys:
+                cands = [n[k] for n in fits]
+                if all(c == cands[0] for c in cands):
+                    if cands[0] is None:
+                        self.model.pop(k, None)
+                    else:
+                        self.model[k] = cands[0]
+                else:
+                    self.uncertain[k] = cands
+            if self.uncertain:
+                self.s.resolve(self.conn, self)
+
+    def apply_xadd(self, step, rep):
+        key = step.keys[0]
+        fv = step.args[-2:]
+        st = self.model.get(key)
+        cur = sval(st) or ()
+        nv = (cur + ((rep, tuple(fv)),))[-50:]
+        self.model[key] = keep(st, nv) if st is not None else (nv, None, None)
+        self.s.count("writes")
+
+    def candidates(self, steps):
+        """States each key a batch touches may be in if the batch was cut
+        short anywhere (a transaction is all or nothing, a subset of this)."""
+        cur = dict((k, self.model.get(k)) for st in steps for k in st.keys)
+        out = dict((k, [v]) for k, v in cur.items())
+        t = now_ms()
+        for step in steps:
+            if step.args[0] == "XADD":
+                out[step.keys[0]].append(XADD_ANY)
+                continue
+            outs = outcomes(step, cur, t - 1, t + 1e9)  # it may run any time from now on
+            for _, after in outs:
+                for k in step.keys:
+                    out[k].append(after[k])
+            for k in step.keys:
+                cur[k] = outs[0][1][k]
+        return out
+
+    def run_steps(self, steps, kind):
+        """Send steps (one command, a pipeline or a transaction), check the
+        replies; on a connection error, the keys become uncertain."""
+        t0 = now_ms()
+        try:
+            if kind == "single":
+                try:
+                    replies = [self.conn.execute_command(*steps[0].args)]
+                except ResponseError as e:
+                    replies = [e]
+            else:
+                p = self.conn.pipeline(transaction=(kind == "multi"))
+                for st in steps:
+                    p.execute_command(*st.args)
+                try:
+                    replies = p.execute(raise_on_error=False)
+                except ResponseError as e:
+                    # A transaction refused while queuing (-EXECABORT):
+                    # nothing of it ran.
+                    if kind != "multi":
+                        raise
+                    replies = [e] * len(steps)
+        except (RConnError, RTimeoutError, OSError) as e:
+            self.on_conn_error(e, steps)
+            return
+        t1 = now_ms()
+        self.s.count("ops")
+        self.apply(steps, replies, t0, t1)
+
+    def on_conn_error(self, e, steps):
+        for k, lst in self.candidates(steps).items():
+            self.uncertain.setdefault(k, [self.model.get(k)]).extend(lst)
+        if self.s.master_down_expected or self.s.master_gen != self.gen:
+            self.s.count("conn_errors_expected")
+        else:
+            self.s.count("conn_errors_unexpected")
+            self.s.fail("connection", "worker %d: %s" % (self.id, e))
+        self.reconnect_later = True
+
+    def blocking_pop(self):
+        """BLPOP on a second connection, served by an RPUSH on the first."""
+        key = b"w%d:b:0" % self.id
+        v = self.s.small(self.rng, key)
+        res = {}
+        aux = self.aux
+
+        def pop():
+            try:
+                res["r"] = aux.execute_command("BLPOP", key, 30)
+            except Exception as e:  # reported below
+                res["e"] = e
+        aid = aux.execute_command("CLIENT", "ID")
+        th = threading.Thread(target=pop, daemon=True)
+        th.start()
+        t = time.time()
+        blocked = False
+        while time.time() - t < 10:
+            cl = self.conn.execute_command("CLIENT", "LIST", "ID", aid)
+            if b"cmd=blpop" in cl:
+                blocked = True
+                break
+            time.sleep(0.005)
+        if not blocked:
+            th.join(40)
+            self.s.fail("blocking pop", "BLPOP never blocked (%s)" % res)
+            return
+        steps = [Step(("RPUSH", key, v), [key], lambda st, t0, t1: (1, {key: None}))]
+        self.run_steps(steps, "single")
+        th.join(40)
+        if "e" in res:
+            raise res["e"]
+        if res.get("r") != [key, v]:
+            self.s.count("wrong_values")
+            self.s.fail("wrong value", "BLPOP %s got %s, pushed %s" % (key, short(res.get("r")), short(v)))
+
+    def run(self):
+        s = self.s
+        self.reconnect_later = True
+        while not s.stop.is_set():
+            if self.reconnect_later or self.gen != s.master_gen:
+                s.master_up.wait()
+                self.gen = s.master_gen
+                try:
+                    self.conn = connect(self.a.port)
+                    self.aux = connect(self.a.port)
+                    self.conn.execute_command("PING")
+                except (RConnError, RTimeoutError, OSError, ResponseError):
+                    time.sleep(0.2)
+                    continue
+                self.reconnect_later = False
+            s.enter()
+            try:
+                if self.uncertain:
+                    s.resolve(self.conn, self)
+                r = self.rng.random()
+                write = self.rng.random() < self.a.write_share
+                if r < 0.70:
+                    self.run_steps([self.random_single(write)], "single")
+                elif r < 0.85:
+                    steps = [self.random_single(self.rng.random() < self.a.write_share)
+                             for _ in range(self.rng.randint(5, 30))]
+                    self.run_steps(steps, "pipeline")
+                elif r < 0.95:
+                    steps = [self.random_single(True) for _ in range(self.rng.randint(2, 4))]
+                    self.run_steps(steps, "multi")
+                elif r < 0.97:
+                    self.blocking_pop()
+                else:
+                    self.run_steps([self.random_single(False)], "single")
+            except (RConnError, RTimeoutError, OSError) as e:
+                self.on_conn_error(e, [])
+            except Exception as e:
+                s.fail("worker", "worker %d: %s\n%s" % (self.id, e, traceback.format_exc()))
+                self.reconnect_later = True
+            finally:
+                s.leave()
+
+
+class _XaddAny:
+    def __repr__(self):
+        return "<any xadd>"
+
+
+XADD_ANY = _XaddAny()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--server", required=True, help="redis-rock's redis-server")
+    ap.add_argument("--dir", required=True, help="work folder (wiped)")
+    ap.add_argument("--duration", type=int, default=300, help="seconds of load")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--port", type=int, default=31100, help="master's port (replica: +1)")
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--keys", type=int, default=3000, help="keys per family per client")
+    ap.add_argument("--big-fields", type=int, default=20000, help="elements of each big collection")
+    ap.add_argument("--maxmemory", type=int, default=0, help="base maxmemory, MB (default: a tenth of the data)")
+    ap.add_argument("--tmpfs-mb", type=int, default=1536, help="size of the master's rock-dir filesystem")
+    ap.add_argument("--min-free-mb", type=int, default=48, help="rock-min-free-disk, MB")
+    ap.add_argument("--rss-slack-mb", type=int, default=64,
+                    help="RSS bound: maxmemory x 1.15 + this (issue 14: 64; see docs/operations.md)")
+    ap.add_argument("--faults", default="", help="comma-separated fault kinds to draw from (default: all)")
+    ap.add_argument("--write-share", type=float, default=0.2)
+    ap.add_argument("--fault-gap-min", type=float, default=10)
+    ap.add_argument("--fault-gap-max", type=float, default=40)
+    ap.add_argument("--full-seconds", type=float, default=10, help="how long the disk stays full")
+    ap.add_argument("--swing-seconds", type=float, default=5, help="how long each maxmemory step lasts")
+    a = ap.parse_args()
+    if a.seed == 0:
+        a.seed = random.randrange(1, 10**9)
+    # One soak at a time per work folder: a second one would wipe the first's
+    # files under it.
+    lockf = open(a.dir.rstrip("/") + ".lock", "w")
+    try:
+        fcntl.flock(lockf, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        sys.stderr.write("soak: another soak is running in %s\n" % a.dir)
+        sys.exit(2)
+    subprocess.run(["umount", os.path.join(a.dir, "rockfs")], stderr=subprocess.DEVNULL)
+    shutil.rmtree(a.dir, ignore_errors=True)
+    os.makedirs(a.dir)
+    log("soak: seed %d, %d s, %d clients, %d keys per family per client"
+        % (a.seed, a.duration, a.clients, a.keys))
+    sys.exit(Soak(a).run())
+
+
+if __name__ == "__main__":
+    main()
