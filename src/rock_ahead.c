@@ -53,7 +53,8 @@ static int rockAheadParse(const char **pp, const char *end, robj **argv) {
 }
 
 /* Queue reads for the cold values the commands after the current one in c's
- * query buffer will need (at most rock-read-ahead commands). Called when c is
+ * query buffer will need (at most rock-read-ahead commands), skipping those
+ * the client's ACL refuses. Called when c is
  * about to wait for the disk. Stops at anything it does not understand:
  * inline commands, unknown commands, wrong arity, a command that changes
  * keys it does not name (FLUSHALL, SWAPDB, ...). */
@@ -68,11 +69,16 @@ void rockReadAhead(client *c) {
         struct redisCommand *cmd = lookupCommand(argv, argc);
         int stop = cmd == NULL || (cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity ||
                    rockIsBarrierCommand(cmd);
+        /* A command the client's ACL refuses will not run: it reads
+         * nothing ahead (no value of a key the client may not touch comes
+         * into RAM on its behalf); a refused SELECT would leave the
+         * database as it is, so it ends the read-ahead. */
+        int aclpos, allowed = stop || ACLCheckAllUserCommandPerm(c->user, cmd, argv, argc, &aclpos) == ACL_OK;
         if (!stop && cmd->proc == selectCommand) {
-            redisDb *to = rockSelectedDb(argv[1]);
+            redisDb *to = allowed ? rockSelectedDb(argv[1]) : NULL;
             if (to) db = to;
             else stop = 1;
-        } else if (!stop && (cmd->flags & CMD_MODULE) == 0) {
+        } else if (!stop && allowed && (cmd->flags & CMD_MODULE) == 0) {
             getKeysResult result = GETKEYS_RESULT_INIT;
             int n = getKeysFromCommandWithSpecs(cmd, argv, argc, GET_KEYSPEC_DEFAULT, &result);
             for (int j = 0; j < n; j++) {

@@ -838,9 +838,22 @@ class Soak:
         size = free - leave
         filler = os.path.join(self.mnt, "filler")
         self.oom_allowed_until = float("inf")
-        if size > 0:
-            with open(filler, "wb") as f:
-                os.posix_fallocate(f.fileno(), 0, size)
+        # In steps: RocksDB writes meanwhile, so the free space shrinks
+        # under the filler; stop at ENOSPC or when little enough is left.
+        step = 16 * MB
+        with open(filler, "wb") as f:
+            done = 0
+            while True:
+                st = os.statvfs(self.mnt)
+                free = st.f_bavail * st.f_frsize
+                if free <= leave:
+                    break
+                try:
+                    os.posix_fallocate(f.fileno(), done, min(step, free - leave))
+                except OSError:
+                    break
+                done += min(step, free - leave)
+        size = done
         log("disk full: %d MB filler, %d MB left" % (max(size, 0) // MB, leave // MB))
         c = connect(self.a.port, 30)
         t = time.time()
@@ -1009,7 +1022,13 @@ class Soak:
                 if not order:
                     order = list(self.FAULTS if not a.faults else a.faults.split(","))
                     self.rng.shuffle(order)
-                self.run_fault(order.pop())
+                kind = order.pop()
+                try:
+                    self.run_fault(kind)
+                except Exception as e:
+                    self.fail("fault", "%s: %s\n%s" % (kind, e, traceback.format_exc()))
+                    self.resume()
+                    self.master_up.set()
             while time.time() < end and not self.failures_fatal():
                 time.sleep(0.5)
             self.stop.set()

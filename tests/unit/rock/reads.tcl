@@ -517,6 +517,30 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         }
         r config set rock-read-ahead 64
     }
+
+    test {Read-ahead reads nothing for a command the client's ACL refuses} {
+        r flushall
+        r set pub:0 [string repeat p 100]
+        r set pub:1 [string repeat q 100]
+        r set secret:0 [string repeat s 100]
+        r rock evict pub:0 pub:1 secret:0
+        rock_wait_committed
+        r acl setuser ahead on nopass ~pub:* +get
+        set rd [redis_deferring_client]
+        $rd auth ahead any
+        assert_equal OK [$rd read]
+        set before [rock_field read_ahead]
+        rock_send_pipeline $rd {{get pub:0} {get secret:0} {get pub:1}}
+        assert_equal [string repeat p 100] [$rd read]
+        assert_error "*NOPERM*" {$rd read}
+        assert_equal [string repeat q 100] [$rd read]
+        # GET pub:0 waited; pub:1 was read ahead, secret:0 was not (it
+        # used to be, and came into RAM for a client that may not read it).
+        assert_equal 1 [expr {[rock_field read_ahead] - $before}]
+        assert_equal cold [r rock status secret:0]
+        $rd close
+        r acl deluser ahead
+    }
 }
 
 start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} {
