@@ -5,6 +5,8 @@
  * ever calling RocksDB itself: RocksDB is multi-threaded, and its threads do
  * not exist in the child.
  *
+ *   - A module's child (RM_Fork) is refused while values are cold: it could
+ *     only see them as missing.
  *   - rockForkPrepare(), on the main thread right before fork(): takes a
  *     RocksDB snapshot and an iterator on it, and a pipe; notes, per
  *     database, its storage id and how many cold keys it has.
@@ -218,6 +220,14 @@ static void *rockStreamThread(void *arg) {
  * Returns C_ERR (errno set) when the stream can't be set up. */
 int rockForkPrepare(int purpose) {
     rock_fork.prepared = 0;
+    /* A module's child (RM_Fork) would find placeholders where cold values
+     * are, and could save or send them as missing: refuse it, clearly. */
+    if (rock.db && purpose == CHILD_TYPE_MODULE && rockColdKeys() > 0) {
+        serverLog(LL_WARNING, "rock: refusing a module's fork (RM_Fork): %lld values are on disk, "
+                  "and a forked child can't read them (it would see them as missing)", rockColdKeys());
+        errno = ENOTSUP;
+        return C_ERR;
+    }
     if (!rock.db || (purpose != CHILD_TYPE_RDB && purpose != CHILD_TYPE_AOF)) return C_OK;
     /* The previous child is gone (RDB and AOF children are exclusive): its
      * stream thread ends at once if it has not already. */

@@ -277,9 +277,9 @@ for s in $suites; do
         run_suite "$s" yes --skipfile "$skiplist_ea" --config rock-enabled yes \
             --config rock-debug-evict-all yes --config rock-min-value-size 0 "${sub[@]}" ;;
     rock)
-        # unit/rock/modules.tcl loads the upstream test modules datatype.so
+        # unit/rock/modules.tcl loads the upstream test modules datatype.so, fork.so (RM_Fork)
         # and scan.so (RM_Scan), integration/rock/errors.tcl aclcheck.so (RM_Call).
-        make -C "$tree/tests/modules" datatype.so scan.so aclcheck.so > "$logs/modules-build.log" 2>&1 \
+        make -C "$tree/tests/modules" datatype.so scan.so aclcheck.so fork.so > "$logs/modules-build.log" 2>&1 \
             || { echo "run.sh: building the test modules failed:"; tail -20 "$logs/modules-build.log"; }
         # integration/rock/stock-replica.tcl replicates to a stock 7.0.15
         # built from the same tarball without our patches.

@@ -1,7 +1,7 @@
 # tests/unit/rock/modules.tcl -- values of a module data type move to disk
 # and back like the built-in types, behind one shared sentinel per module
 # type (TYPE still names the module type, without a read). Uses the upstream
-# test module tests/modules/datatype.so (built by tests/run.sh).
+# test modules tests/modules/datatype.so and fork.so (built by tests/run.sh).
 source tests/helpers/rock/util.tcl
 
 set testmodule [file normalize tests/modules/datatype.so]
@@ -96,5 +96,27 @@ start_server {tags {"rock modules"} overrides {rock-enabled yes rock-min-value-s
         assert_equal [lsort $want] [lsort [r scan.scan_strings]]
         assert_equal 50 [rock_field sync_loads]
         assert_equal 0 [rock_field cold_keys]
+    }
+}
+
+# A module's fork child (RM_Fork) can't read cold values (it would see them
+# as missing): while values are on disk the fork is refused, with a log line
+# saying why (issue 14). Uses tests/modules/fork.so.
+start_server {tags {"rock modules"} overrides {rock-enabled yes rock-min-value-size 0}} {
+    r module load [file normalize tests/modules/fork.so]
+
+    test {RM_Fork: allowed with every value in RAM, refused while values are on disk} {
+        r set k [string repeat v 100]
+        assert_morethan [r fork.create 3 1000] 0
+        wait_for_condition 100 50 { [r fork.exitcode] != -1 } else { fail "module child did not exit" }
+        assert_equal 3 [r fork.exitcode]
+        r rock evict k
+        assert_error {*Fork failed*} {r fork.create 3 1000}
+        verify_log_message 0 "*refusing a module's fork (RM_Fork): 1 values are on disk*" 0
+        # Back in RAM: allowed again.
+        assert_equal [string repeat v 100] [r get k]
+        assert_morethan [r fork.create 4 1000] 0
+        wait_for_condition 100 50 { [r fork.exitcode] != -1 } else { fail "module child did not exit" }
+        assert_equal 4 [r fork.exitcode]
     }
 }
