@@ -337,6 +337,7 @@ void rockStatusCommand(client *c);
 void rockDiskkeysCommand(client *c);
 void rockRecordReadLatency(long long us);
 size_t rockExternalMemory(void);
+size_t rockTableReadersMemory(void);
 void rockRefreshExternalMemory(void);
 void rockResetStats(void);
 sds rockGenInfoString(sds info);

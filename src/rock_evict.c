@@ -358,18 +358,76 @@ void rockEvictAfterWrites(void) {
     if (server.maxmemory && zmalloc_used_memory() > server.maxmemory) startEvictionTimeProc();
 }
 
-/* Redis's own memory as eviction counts it (getMaxmemoryState() without
- * RocksDB's): what the allocator has, less replica and AOF buffers, less
- * the values already handed to the writer. */
-static size_t rockOwnMemory(void) {
-    size_t used = zmalloc_used_memory(), skip = freeMemoryGetNotCountedMemory() + rockPendingBytes();
-    return used > skip ? used - skip : 0;
+/* The memory upstream's policy (-OOM, or deleting keys) should be judged
+ * by once no value can move: Redis's own (the heap less replica and AOF
+ * buffers, less the values handed to the writer while it can still commit
+ * them) plus RocksDB's table readers, which grow with the data on disk.
+ * Left out: RocksDB's memtables and block cache, bounded by their sizes
+ * (from maxmemory) and by the reads in flight, which no eviction shrinks. */
+static size_t rockPolicyMemory(void) {
+    size_t used = zmalloc_used_memory(), skip = freeMemoryGetNotCountedMemory();
+    if (!rock.write_error && rockDiskHasRoom()) skip += rockPendingBytes();
+    used = used > skip ? used - skip : 0;
+    return used + rockTableReadersMemory();
+}
+
+/* While nothing can be written: drop hot-clean values, coldest first (as
+ * sampled from each database's hot-clean set), until `need` bytes are freed,
+ * none is left, or the time slice is over. Returns the bytes freed. */
+static long long rockEvictCleanOnly(long long need) {
+    monotime timer;
+    elapsedStart(&timer);
+    long long freed = 0;
+    int misses = 0, iterations = 0, volatile_only = rockVolatileOnly();
+    while (freed < need && misses < ROCK_EVICT_SAMPLE_ROUNDS) {
+        dictEntry *best = NULL;
+        redisDb *bestdb = NULL;
+        unsigned long long best_score = 0;
+        for (int j = 0; j < server.dbnum; j++) {
+            if (dictSize(rock.dbs[j].clean) == 0) continue;
+            dictEntry *de = NULL;
+            unsigned long long score = 0;
+            rockSampleClean(server.db + j, volatile_only, &de, &score);
+            if (de && (best == NULL || score > best_score)) {
+                best = de;
+                bestdb = server.db + j;
+                best_score = score;
+            }
+        }
+        if (best == NULL) break;
+        long long before = (long long)zmalloc_used_memory();
+        if (rockEvictEntry(bestdb, best) == ROCK_EVICT_OK)
+            freed += before - (long long)zmalloc_used_memory();
+        else
+            misses++;
+        if ((++iterations & 15) == 0 && elapsedUs(timer) > ROCK_EVICT_TIME_LIMIT_US) break;
+    }
+    return freed;
+}
+
+/* Nothing more can move: C_OK (the command goes on) when only RocksDB's
+ * bounded memory keeps the total over maxmemory, C_ERR (the policy
+ * decides) when Redis's own memory is over too. */
+static int rockNothingMoves(void) {
+    if (rockPolicyMemory() <= server.maxmemory) {
+        rock.stats.external_overshoots++;
+        return C_OK;
+    }
+    return C_ERR;
 }
 
 int rockPerformEvictions(void) {
     size_t tofree;
-    if (!rock.db || rock.write_error || !rockDiskHasRoom()) return C_ERR;
+    if (!rock.db) return C_ERR;
     if (getMaxmemoryState(NULL, NULL, &tofree, NULL) == C_OK) return C_OK;
+    if (rock.write_error || !rockDiskHasRoom()) {
+        /* Nothing can be written: only hot-clean values can go (their disk
+         * copy is current). Without this, every read of a cold value while
+         * the disk is full added to memory for good (issue 14's soak: 48 MB
+         * maxmemory, 315 MB used after 10 s of reads on a full disk). */
+        if (rockEvictCleanOnly((long long)tofree) >= (long long)tofree) return C_OK;
+        return rockNothingMoves();
+    }
 
     long long limit = rockPendingLimit();
     long long need = (long long)tofree - rockPendingBytes();
@@ -465,11 +523,7 @@ int rockPerformEvictions(void) {
      * which nothing here can shrink: refusing writes (noeviction) or
      * deleting keys (allkeys-*) would not free it. The policy applies only
      * when Redis's own memory, less what waits for the writer, is over. */
-    if (rockOwnMemory() <= server.maxmemory) {
-        rock.stats.external_overshoots++;
-        return C_OK;
-    }
-    return C_ERR;
+    return rockNothingMoves();
 }
 
 /* Loading (an RDB, an AOF, a replica's full sync) runs no command, so no

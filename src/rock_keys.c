@@ -115,15 +115,16 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
     if (rockIsCold(val)) return ROCK_EVICT_ALREADY;
     robj *sentinel = rockSentinelOf(val);
     if (sentinel == NULL) return ROCK_EVICT_TYPE;
-    if (rock.write_error || !rockDiskHasRoom()) return ROCK_EVICT_ERROR;
     if (rockIsPinned(db, key)) return ROCK_EVICT_PINNED;
 
     if (rockValueTooSmall(val, NULL)) return ROCK_EVICT_SMALL;
     if (dictFind(rdb->clean, key)) {
-        /* Clean re-eviction: the disk copy is the same value. */
+        /* Clean re-eviction: the disk copy is the same value. No write, so
+         * it goes on while writes can't (a full disk). */
         dictDelete(rdb->clean, key);
         rock.stats.clean_drops++;
     } else {
+        if (rock.write_error || !rockDiskHasRoom()) return ROCK_EVICT_ERROR;
         robj *keyobj = createStringObject(key, sdslen(key));
         sds rec = rockSerialize(keyobj, val, db->id);
         decrRefCount(keyobj);

@@ -98,11 +98,20 @@ static long long rockDbProperty(const char *prop) {
 #define ROCK_MEMORY_FLOOR (4LL * 1024 * 1024)
 static size_t rock_external_memory;
 
+static size_t rock_table_readers_memory;
+
 void rockRefreshExternalMemory(void) {
-    long long sum = rockDbProperty("rocksdb.cur-size-all-mem-tables") +
-                    rockDbProperty("rocksdb.estimate-table-readers-mem") +
+    long long readers = rockDbProperty("rocksdb.estimate-table-readers-mem");
+    long long sum = rockDbProperty("rocksdb.cur-size-all-mem-tables") + readers +
                     (rock.cache ? (long long)rocksdb_cache_get_usage(rock.cache) : 0);
     rock_external_memory = sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
+    rock_table_readers_memory = readers > 0 ? (size_t)readers : 0;
+}
+
+/* The table readers' part of it (index and filter blocks held outside the
+ * cache): it grows with the data on disk, not with what is in flight. */
+size_t rockTableReadersMemory(void) {
+    return rock.db ? rock_table_readers_memory : 0;
 }
 
 size_t rockExternalMemory(void) {

@@ -130,6 +130,30 @@ start_server [list tags {"rock external:skip"} overrides [list rock-enabled yes 
         assert_equal 0 [rock_field errors]
     }
 
+    test {Full disk (guard): reads of cold values don't take memory past maxmemory} {
+        # Each read pages a value in. Nothing can be written, so eviction
+        # drops hot-clean values (their disk copy is current) to make room;
+        # it used to stop altogether, and memory grew with every read
+        # (issue 14's soak: 315 MB used under a 48 MB maxmemory).
+        set max [lindex [r config get maxmemory] 1]
+        set drops [rock_field clean_drops]
+        set rd [redis_deferring_client]
+        set peak 0
+        for {set i 0} {$i < $::rock_full_n} {incr i 500} {
+            set n 0
+            for {set j $i} {$j < $i + 500 && $j < $::rock_full_n} {incr j} { $rd get key$j; incr n }
+            for {set j 0} {$j < $n} {incr j} {
+                if {[$rd read] ne [rock_value [expr {$i + $j}]]} { fail "key[expr {$i + $j}] read back wrong" }
+            }
+            set used [s used_memory]
+            if {$used > $peak} { set peak $used }
+        }
+        $rd close
+        assert_equal 1 [rock_field disk_full]
+        assert_lessthan $peak [expr {$max + 8 * 1024 * 1024}]
+        assert_morethan [rock_field clean_drops] [expr {$drops + 10000}]
+    }
+
     test {Full disk (guard): after FLUSHALL frees the space, eviction resumes by itself} {
         r flushall
         rock_wait_eviction_running
