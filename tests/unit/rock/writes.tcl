@@ -54,12 +54,12 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys
         assert_equal 0 [rock_field reads]
         assert_equal 10 [rock_field pending_hits]
         r config set rock-debug-write-delay 0
+        # (Eviction may go on meanwhile, so both figures at once.)
         wait_for_condition 200 50 {
-            [rock_field pending_writes] == 0
+            [rock_field pending_writes] == 0 && [rock_field pending_bytes] == 0
         } else {
-            fail "pending writes never committed"
+            fail "pending writes never committed: [rock_field pending_writes] / [rock_field pending_bytes] bytes"
         }
-        assert_equal 0 [rock_field pending_bytes]
         # Committed now: the next cold read goes to RocksDB.
         set i [lindex $cold end]
         assert_equal [rock_expected $i 1200] [r get k$i]
@@ -222,10 +222,12 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         }
         # Writes waited as soon as the backlog was full and memory over:
         # what is not pending stays within maxmemory, give or take a
-        # value and a query buffer (the old code let writes run on until
-        # half the 1 MB backlog cap over).
+        # value (the old code let writes run on until half the 1 MB
+        # backlog cap over). Client buffers left out: the rest of the
+        # pipeline keeps arriving in the waiting client's query buffer, more
+        # of it on a loaded machine.
         set rep [r rock report]
-        set unpending [expr {[s used_memory] - [dict get $rep pending_bytes]}]
+        set unpending [expr {[s used_memory] - [dict get $rep pending_bytes] - [s mem_clients_normal]}]
         assert_lessthan $unpending [expr {[lindex [r config get maxmemory] 1] + 256 * 1024}]
         # Other clients are served meanwhile, reads of cold values included
         # (the old code held the whole event loop for each 3 s batch).
