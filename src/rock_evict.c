@@ -137,7 +137,7 @@ static void rockSampleClean(redisDb *db, int volatile_only, dictEntry **best, un
  * more than an eighth of the hot values, else at one call in
  * ROCK_EVICT_KEYSPACE_EVERY (they can't pile up past that share). */
 #define ROCK_EVICT_KEYSPACE_EVERY 8
-static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
+static dictEntry *rockSampleDb(redisDb *db, int clean_only, unsigned long long *best_score) {
     static unsigned int calls;
     int volatile_only = rockVolatileOnly();
     dict *d = volatile_only ? db->expires : db->dict;
@@ -145,6 +145,11 @@ static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
 
     dictEntry *best = NULL;
     rockDb *rdb = &rock.dbs[db->id];
+    if (clean_only) {
+        /* Nothing can be written: only hot-clean values can go. */
+        if (dictSize(rdb->clean)) rockSampleClean(db, volatile_only, &best, best_score);
+        return best;
+    }
     long long hot = (long long)dictSize(db->dict) - rdb->cold, clean = (long long)dictSize(rdb->clean);
     if (clean && (hot - clean) * ROCK_EVICT_KEYSPACE_EVERY <= hot) {
         rockSampleClean(db, volatile_only, &best, best_score);
@@ -154,6 +159,25 @@ static dictEntry *rockSampleDb(redisDb *db, unsigned long long *best_score) {
     int count = dictGetSomeKeys(d, samples, server.maxmemory_samples * 4 > 64 ? 64 : server.maxmemory_samples * 4);
     for (int j = 0; j < count; j++)
         rockConsider(db, samples[j], volatile_only, &best, best_score);
+    return best;
+}
+
+/* The coldest movable entry of all databases (and its db), or NULL; with
+ * `clean_only`, of the hot-clean values only. */
+static dictEntry *rockSampleDbs(int clean_only, redisDb **dbout) {
+    static unsigned int next_db = 0;
+    dictEntry *best = NULL;
+    unsigned long long best_score = 0;
+    for (int i = 0; i < server.dbnum; i++) {
+        redisDb *db = server.db + (next_db++ % server.dbnum);
+        unsigned long long score;
+        dictEntry *de = rockSampleDb(db, clean_only, &score);
+        if (de && (best == NULL || score > best_score)) {
+            best = de;
+            *dbout = db;
+            best_score = score;
+        }
+    }
     return best;
 }
 
@@ -378,22 +402,10 @@ static long long rockEvictCleanOnly(long long need) {
     monotime timer;
     elapsedStart(&timer);
     long long freed = 0;
-    int misses = 0, iterations = 0, volatile_only = rockVolatileOnly();
+    int misses = 0, iterations = 0;
     while (freed < need && misses < ROCK_EVICT_SAMPLE_ROUNDS) {
-        dictEntry *best = NULL;
         redisDb *bestdb = NULL;
-        unsigned long long best_score = 0;
-        for (int j = 0; j < server.dbnum; j++) {
-            if (dictSize(rock.dbs[j].clean) == 0) continue;
-            dictEntry *de = NULL;
-            unsigned long long score = 0;
-            rockSampleClean(server.db + j, volatile_only, &de, &score);
-            if (de && (best == NULL || score > best_score)) {
-                best = de;
-                bestdb = server.db + j;
-                best_score = score;
-            }
-        }
+        dictEntry *best = rockSampleDbs(1, &bestdb);
         if (best == NULL) break;
         long long before = (long long)zmalloc_used_memory();
         if (rockEvictEntry(bestdb, best) == ROCK_EVICT_OK)
@@ -435,7 +447,6 @@ int rockPerformEvictions(void) {
 
     monotime timer;
     elapsedStart(&timer);
-    static unsigned int next_db = 0;
     long long freed = 0, moved = 0, iterations = 0;
     int rounds = 0, failures = 0, timed_out = 0, scanning = 0;
 
@@ -457,19 +468,8 @@ int rockPerformEvictions(void) {
             if (!rockWriteWaitOne() || rock.write_error) break;
             continue;
         }
-        dictEntry *best = NULL;
         redisDb *bestdb = NULL;
-        unsigned long long best_score = 0;
-        for (int i = 0; rounds < ROCK_EVICT_SAMPLE_ROUNDS && i < server.dbnum; i++) {
-            redisDb *db = server.db + (next_db++ % server.dbnum);
-            unsigned long long score;
-            dictEntry *de = rockSampleDb(db, &score);
-            if (de && (best == NULL || score > best_score)) {
-                best = de;
-                bestdb = db;
-                best_score = score;
-            }
-        }
+        dictEntry *best = rounds < ROCK_EVICT_SAMPLE_ROUNDS ? rockSampleDbs(0, &bestdb) : NULL;
         if (best == NULL && rounds >= ROCK_EVICT_SAMPLE_ROUNDS) {
             /* Sampling keeps missing: the values noted hot, then the walk. */
             int exhausted = 0;

@@ -97,8 +97,7 @@ static long long rockDbProperty(const char *prop) {
  * getMaxmemoryState(), on every command, only reads it. */
 #define ROCK_MEMORY_FLOOR (4LL * 1024 * 1024)
 static size_t rock_external_memory;
-
-static size_t rock_table_readers_memory;
+static size_t rock_table_readers_memory; /* its table readers' part */
 
 void rockRefreshExternalMemory(void) {
     long long readers = rockDbProperty("rocksdb.estimate-table-readers-mem");
