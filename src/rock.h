@@ -238,6 +238,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de);
 robj *rockLoadEntry(redisDb *db, dictEntry *de);
 void rockRestoreValue(redisDb *db, dictEntry *de, robj *val);
 robj *rockEntryValue(redisDb *db, dictEntry *de);
+robj *rockEntryValueCopy(redisDb *db, dictEntry *de);
 robj *rockLookupCold(redisDb *db, robj *key, robj *val);
 robj *rockLookupForRouting(redisDb *db, robj *key, int flags);
 void rockKeyRemoved(redisDb *db, sds key, robj *val);

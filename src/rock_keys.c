@@ -148,26 +148,32 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
     return ROCK_EVICT_OK;
 }
 
+/* Read and decode the value of a cold key, synchronously, without touching
+ * its entry. NULL if it can't be read or decoded (logged and counted). */
+static robj *rockReadValue(redisDb *db, sds key) {
+    monotime start = getMonotonicUs();
+    int from_pending;
+    sds rec = rockReadRecord(db->id, key, &from_pending);
+    if (rec == NULL) return NULL;
+    robj *val = rockDeserialize(rec, key, db->id);
+    sdsfree(rec);
+    if (val == NULL) {
+        rock.stats.errors++;
+        serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is malformed in RocksDB", key, db->id);
+        return NULL;
+    }
+    if (!from_pending) rockRecordReadLatency(getMonotonicUs() - start);
+    return val;
+}
+
 /* Page the value of a cold entry back in, synchronously. Returns the value,
  * or NULL if it could not be read (error logged and counted; the key stays
  * cold, nothing is lost). */
 robj *rockLoadEntry(redisDb *db, dictEntry *de) {
     robj *val = dictGetVal(de);
     if (!rockIsCold(val)) return val;
-    sds key = dictGetKey(de);
-    monotime start = getMonotonicUs();
-    int from_pending;
-    sds rec = rockReadRecord(db->id, key, &from_pending);
-    if (rec == NULL) return NULL;
-    robj *loaded = rockDeserialize(rec, key, db->id);
-    sdsfree(rec);
-    if (loaded == NULL) {
-        rock.stats.errors++;
-        serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is malformed in RocksDB", key, db->id);
-        return NULL;
-    }
-    if (!from_pending) rockRecordReadLatency(getMonotonicUs() - start);
-    rockRestoreValue(db, de, loaded);
+    robj *loaded = rockReadValue(db, dictGetKey(de));
+    if (loaded) rockRestoreValue(db, de, loaded);
     return loaded;
 }
 
@@ -199,6 +205,23 @@ robj *rockEntryValue(redisDb *db, dictEntry *de) {
     rock.stats.sync_loads++;
     robj *loaded = rockLoadEntry(db, de);
     return loaded ? loaded : val;
+}
+
+/* The value of an entry for a read that ends before the caller returns
+ * (DEBUG DIGEST's walk of the whole keyspace): a reference the caller
+ * releases with decrRefCount(). A cold value is read and decoded, not paged
+ * in: a digest of a dataset ten times maxmemory would otherwise bring all of
+ * it into RAM at once, and the eviction that follows leaves the allocator's
+ * pages sparse for minutes. If the read fails (logged and counted) the
+ * sentinel is returned, as rockEntryValue() does. */
+robj *rockEntryValueCopy(redisDb *db, dictEntry *de) {
+    robj *val = dictGetVal(de);
+    if (rockIsCold(val)) {
+        robj *copy = rockReadValue(db, dictGetKey(de));
+        if (copy) return copy;
+    }
+    incrRefCount(val);
+    return val;
 }
 
 /* A value handed to module code straight from the dict (RM_Scan's key

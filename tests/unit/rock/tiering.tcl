@@ -354,10 +354,13 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         set digest [r debug digest]
         r rock evict l h s str
         assert_equal 4 [rock_field cold_keys]
-        # DEBUG DIGEST reads every value (paging cold ones in).
+        # DEBUG DIGEST reads every value, and leaves the cold ones cold (a
+        # digest of a dataset ten times maxmemory must not page it all in).
+        set loads [rock_field loads]
         assert_equal $digest [r debug digest]
-        r rock evict l h s str
         assert_equal 4 [rock_field cold_keys]
+        assert_equal $loads [rock_field loads]
+        foreach k {l h s str} { assert_equal cold [r rock status $k] }
         assert_equal OK [r save]
         r rock evict l h s str
         assert_equal OK [r debug reload]
