@@ -66,6 +66,8 @@ typedef struct rockStats {
     long long store_resets; /* RocksDB replaced by an empty one (FLUSHALL) */
     long long bg_write_base;/* RocksDB's threads' disk writes at the reset */
     long long read_ahead;   /* reads queued ahead for a pipeline's next commands */
+    long long read_ahead_dropped; /* ...whose value was not paged in: over the
+                                   * byte cap, or its client gone */
     long long master_resyncs; /* master links dropped: a read for its command failed */
     long long external_overshoots; /* eviction calls that found memory over
                                     * maxmemory by RocksDB's own memory only */

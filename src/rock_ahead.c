@@ -9,14 +9,50 @@
  *     if just accessed, and the command finds it in RAM (or joins the read
  *     still in flight). Nothing else changes: order, pins and staleness
  *     work as for any read.
+ *   - its byte cap: what read-ahead pages in for one client is capped
+ *     (rockAheadByteCap()); sizes are known only once read, so a value that
+ *     arrives over the cap is dropped (it stays on disk; its command reads
+ *     it again when its turn comes), and no more is read ahead for the
+ *     client until its read-ahead reads are all back and it waits again.
  * rockPrepare() (rock_read.c) calls rockReadAhead() when a client is about to
- * wait; the jobs it queues are staged and completed like any other read. */
+ * wait; the jobs it queues are staged and completed like any other read, and
+ * rockCompleteJob() asks rockAheadKeep() whether to page a result in. */
 
 #include "server.h"
 #include "rock_read.h"
 
 #define ROCK_AHEAD_MAX_ARGS 256    /* longer commands end the read-ahead */
 #define ROCK_AHEAD_MAX_ARG 1024    /* longer arguments (values) are not copied */
+#define ROCK_AHEAD_MIN_CAP (1024 * 1024)
+#define ROCK_AHEAD_MAX_CAP (64 * 1024 * 1024)
+
+/* Bytes read-ahead may page in for one client at a time: a sixteenth of
+ * maxmemory, between 1 MB and 64 MB (64 MB with no maxmemory). Without it
+ * a pipeline of 64 GETs of large values would pull them all into RAM before
+ * the first reply, far past maxmemory. */
+static long long rockAheadByteCap(void) {
+    long long cap = server.maxmemory ? (long long)(server.maxmemory / 16) : ROCK_AHEAD_MAX_CAP;
+    if (cap < ROCK_AHEAD_MIN_CAP) cap = ROCK_AHEAD_MIN_CAP;
+    if (cap > ROCK_AHEAD_MAX_CAP) cap = ROCK_AHEAD_MAX_CAP;
+    return cap;
+}
+
+/* A read-ahead job is back (rockCompleteJob()): page its value in? Not when
+ * its client is gone, nor when the value would take the bytes read ahead
+ * for the client over the cap, unless a command already waits for it.
+ * Called once per read-ahead job, whatever its outcome. */
+int rockAheadKeep(rockReadJob *job) {
+    client *c = lookupClientByID(job->ahead_client);
+    rockClientState *st = c ? c->rock : NULL;
+    if (st && st->ahead_inflight > 0) st->ahead_inflight--;
+    if (job->status != ROCK_READ_OK || job->voided) return 1; /* nothing to page in */
+    long long bytes = (long long)sdslen(job->rec);
+    int keep = listLength(job->waiters) > 0 ||
+               (st && st->ahead_bytes + bytes <= rockAheadByteCap());
+    if (st) st->ahead_bytes += bytes;
+    if (!keep) rock.stats.read_ahead_dropped++;
+    return keep;
+}
 
 /* "<c><digits>\r\n" at *pp (the type byte already checked): the number, and
  * *pp moved past the line. 0 when the line is incomplete or malformed. */
@@ -60,6 +96,11 @@ static int rockAheadParse(const char **pp, const char *end, robj **argv) {
  * keys it does not name (FLUSHALL, SWAPDB, ...). */
 void rockReadAhead(client *c) {
     if (rock.read_ahead == 0 || c->querybuf == NULL || (c->flags & CLIENT_MASTER)) return;
+    /* A new window once everything read ahead before is back (and so paged
+     * in, used or dropped): the client has moved on since. */
+    rockClientState *st = rockClient(c);
+    if (st->ahead_inflight == 0) st->ahead_bytes = 0;
+    if (st->ahead_bytes >= rockAheadByteCap()) return;
     const char *p = c->querybuf + c->qb_pos, *end = c->querybuf + sdslen(c->querybuf);
     redisDb *db = c->db;
     robj *argv[ROCK_AHEAD_MAX_ARGS];
@@ -95,6 +136,8 @@ void rockReadAhead(client *c) {
                 }
                 rockReadJob *job = rockNewJob(db, key->ptr, skey);
                 job->ahead = job->fill = 1;
+                job->ahead_client = c->id;
+                st->ahead_inflight++;
                 listAddNodeTail(rock_io.staged, job);
                 rock.stats.read_ahead++;
             }

@@ -358,9 +358,15 @@ static void rockCompleteJob(rockReadJob *job) {
     listDelNode(rock_io.jobs, job->node);
 
     int applied = 0, failed = 0;
+    /* A read-ahead result over its client's byte cap is left on disk. */
+    int keep = job->ahead ? rockAheadKeep(job) : 1;
+    if (!keep) {
+        rock.stats.reads++;
+        rock.stats.read_bytes += sdslen(job->rec);
+    }
     redisDb *db = job->voided ? NULL : rockDbBySid(job->sid);
     dictEntry *de = db ? dictFind(db->dict, job->key) : NULL;
-    if (de && rockIsCold(dictGetVal(de))) {
+    if (keep && de && rockIsCold(dictGetVal(de))) {
         /* Not voided and still cold: this result is the current value. */
         if (job->status == ROCK_READ_OK) {
             rock.stats.reads++;

@@ -25,6 +25,7 @@ typedef struct rockReadJob {
     int status;        /* ROCK_READ_* */
     int voided;        /* the key changed meanwhile: drop the result */
     int ahead;         /* queued by read-ahead, for a command not yet parsed */
+    uint64_t ahead_client; /* ...of this client (id: it may be gone by then) */
     int fill;          /* more reads of this client are due (read-ahead, several
                         * keys of one command): keep its block in the block cache */
     list *waiters;     /* clients blocked on this read */
@@ -42,6 +43,8 @@ typedef struct rockClientState {
     int read_paused;   /* ...and its read handler is off (data came meanwhile) */
     list *places;      /* lock keys of the per-key queues it stands in */
     listNode *write_wait; /* in rock_io.write_waiters: its write waits for the writer */
+    int ahead_inflight;   /* its read-ahead jobs not yet completed */
+    long long ahead_bytes; /* bytes read ahead for it in this window (rock_ahead.c) */
 } rockClientState;
 
 /* The read path's state, defined in rock_read.c. */
@@ -85,5 +88,6 @@ void rockLeaveQueues(client *c);
 
 /* rock_ahead.c: read-ahead of a waiting client's pipeline. */
 void rockReadAhead(client *c);
+int rockAheadKeep(rockReadJob *job);
 
 #endif /* __REDIS_ROCK_READ_H */

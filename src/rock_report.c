@@ -157,6 +157,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"write_waits", rock.stats.write_waits};
     f[n++] = (rockFigure){"write_postponed", rock.stats.write_postponed};
     f[n++] = (rockFigure){"read_ahead", rock.stats.read_ahead};
+    f[n++] = (rockFigure){"read_ahead_dropped", rock.stats.read_ahead_dropped};
     f[n++] = (rockFigure){"reads_in_flight", rockReadsInFlight()};
     f[n++] = (rockFigure){"waiting_clients", server.blocked_clients_by_type[BLOCKED_ROCK]};
     f[n++] = (rockFigure){"pending_writes", rockPendingCount()};

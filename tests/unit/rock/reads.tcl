@@ -543,6 +543,43 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
     }
 }
 
+# One reader thread: the reads a waiting client queues come back together,
+# in the order they were queued, so what read-ahead keeps is exact.
+start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 rock-io-threads 1 maxmemory 16mb}} {
+    test {Read-ahead pages in at most its byte cap for a client (maxmemory/16)} {
+        r flushall
+        r config set rock-read-ahead 64
+        # 20 values of 200,000 bytes that LZF can't shrink; the cap at 16 MB
+        # maxmemory is 1 MB: five of them.
+        set chunk [randstring 200000 200000 binary]
+        for {set i 0} {$i < 20} {incr i} { r set big:$i [string replace $chunk 0 5 [format %06d $i]] }
+        r rock evict {*}[r keys big:*]
+        rock_wait_committed
+        set ahead [rock_field read_ahead]
+        set dropped [rock_field read_ahead_dropped]
+        set reads [rock_field reads]
+        r config set rock-debug-read-delay 200
+        set rd [redis_deferring_client]
+        set cmds {}
+        for {set i 0} {$i < 20} {incr i} { lappend cmds [list get big:$i] }
+        rock_send_pipeline $rd $cmds
+        for {set i 0} {$i < 20} {incr i} {
+            assert_equal [string replace $chunk 0 5 [format %06d $i]] [$rd read]
+        }
+        r config set rock-debug-read-delay 0
+        # GET big:0 waits and reads 1..19 ahead: 1..5 are kept, 6..19 dropped.
+        # GET big:6 waits, reads 7..19 ahead: 7..11 kept, 12..19 dropped.
+        # GET big:12: 13..17 kept, 18 and 19 dropped. GET big:18: 19 kept.
+        # (The old code kept all 19 of the first wait, 3.8 MB.)
+        assert_equal 40 [expr {[rock_field read_ahead] - $ahead}]
+        assert_equal 24 [expr {[rock_field read_ahead_dropped] - $dropped}]
+        # A dropped value was read twice: ahead, then for its command.
+        assert_equal [expr {20 + 24}] [expr {[rock_field reads] - $reads}]
+        assert_equal 0 [rock_field errors]
+        $rd close
+    }
+}
+
 start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} {
     foreach type {list set zset-listpack zset-skiplist} {
         test "SORT BY/GET over a cold $type pages the pattern keys in off the event loop" {
