@@ -287,6 +287,7 @@ void rockDiskCheck(void);
 /* rock_evict.c: moving values out under maxmemory. */
 #define ROCK_EVICTIONS_RUNNING 2 /* rockPerformEvictions(): out of time, making progress */
 int rockPerformEvictions(void);
+int rockModuleMaxmemoryState(float *level);
 void rockEvictAfterWrites(void);
 int rockWriterBehind(void);
 void rockTouched(redisDb *db, sds key);

@@ -428,6 +428,19 @@ static int rockNothingMoves(void) {
     return C_ERR;
 }
 
+/* The maxmemory state modules see: RM_GetContextFlags()'s OOM and
+ * OOM_WARNING flags, RM_GetUsedMemoryRatio(), RM_Call()'s "M" flag on a
+ * thread-safe context. Upstream's getMaxmemoryState() counts RocksDB's
+ * memtables and block cache, which no eviction shrinks: a module would see
+ * OOM, and refuse writes, while commands go on (rockNothingMoves()). So
+ * modules get the memory the policy is judged by, as commands do. */
+int rockModuleMaxmemoryState(float *level) {
+    if (!rock.db || !server.maxmemory) return getMaxmemoryState(NULL, NULL, NULL, level);
+    size_t used = rockPolicyMemory();
+    if (level) *level = (float)used / (float)server.maxmemory;
+    return used > server.maxmemory ? C_ERR : C_OK;
+}
+
 int rockPerformEvictions(void) {
     size_t tofree;
     if (!rock.db) return C_ERR;

@@ -53,6 +53,8 @@ rm -rf "$tree/tests/unit/rock" "$tree/tests/integration/rock" "$tree/tests/helpe
 cp -r "$top/tests/unit/rock" "$tree/tests/unit/rock"
 [ -d "$top/tests/integration/rock" ] && cp -r "$top/tests/integration/rock" "$tree/tests/integration/rock"
 [ -d "$top/tests/helpers" ] && mkdir -p "$tree/tests/helpers/rock" && cp -r "$top/tests/helpers/." "$tree/tests/helpers/rock/"
+# Our own test modules, built beside upstream's (the rock suite makes them).
+cp "$top"/tests/modules/*.c "$tree/tests/modules/"
 
 # Skip lists for --skipfile: test names, comments and blank lines removed.
 # rock-on also skips the tests listed as differing by design.
@@ -278,8 +280,9 @@ for s in $suites; do
             --config rock-debug-evict-all yes --config rock-min-value-size 0 "${sub[@]}" ;;
     rock)
         # unit/rock/modules.tcl loads the upstream test modules datatype.so, fork.so (RM_Fork)
-        # and scan.so (RM_Scan), integration/rock/errors.tcl aclcheck.so (RM_Call).
-        make -C "$tree/tests/modules" datatype.so scan.so aclcheck.so fork.so > "$logs/modules-build.log" 2>&1 \
+        # and scan.so (RM_Scan), integration/rock/errors.tcl aclcheck.so (RM_Call),
+        # unit/rock/maxmemory.tcl our rockflags.so (a module's view of OOM).
+        make -C "$tree/tests/modules" datatype.so scan.so aclcheck.so fork.so rockflags.so > "$logs/modules-build.log" 2>&1 \
             || { echo "run.sh: building the test modules failed:"; tail -20 "$logs/modules-build.log"; }
         # integration/rock/stock-replica.tcl replicates to a stock 7.0.15
         # built from the same tarball without our patches.

@@ -249,6 +249,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
 # 23 MB of memtables and pinned blocks against a 24 MB maxmemory).
 foreach policy {noeviction allkeys-lru} {
     start_server [list tags {"rock"} overrides [list rock-enabled yes maxmemory-policy $policy]] {
+        r module load [file normalize tests/modules/rockflags.so]
         test "maxmemory with rock: RocksDB's own memory over the limit neither refuses writes nor deletes keys ($policy)" {
             # No maxmemory: 16 MB memtables. 12 MB of values go to RocksDB
             # and stay in its memtable (nothing else writes to it after).
@@ -289,12 +290,21 @@ foreach policy {noeviction allkeys-lru} {
             assert_equal 0 [s evicted_keys]
             assert_morethan [dict get [r rock report] external_overshoots] 0
             assert_equal "7:[lindex $pool 7]" [r get m:7]
+            # Modules see the same state (RM_GetContextFlags' OOM flag,
+            # RM_GetUsedMemoryRatio): the old code counted the memtables and
+            # told them OOM, ratio over 1, while commands went on.
+            lassign [r rockflags.oom] oom warn ratio
+            assert_equal 0 $oom
+            assert_range $ratio 1 1000
             # Redis's own memory over the limit: the policy applies as ever.
             # (Under allkeys-* it then frees RocksDB's share too, deleting
             # more keys than Redis's own excess needs: known, not fixed.)
             if {$policy eq "noeviction"} {
                 r config set maxmemory [expr {[s used_memory] - 1024 * 1024}]
                 assert_error "*OOM*" {r set small:x v}
+                lassign [r rockflags.oom] oom warn ratio
+                assert_equal {1 1} [list $oom $warn]
+                assert_morethan $ratio 1000
             }
         }
     }
