@@ -221,7 +221,7 @@ int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size
 void rockDbDeleteSid(uint32_t sid);
 sds rockDbGet(const sds skey, int *found);
 void rockStoreSetL0Trigger(int files);
-sds rockReadRecord(int dbid, sds key, int *from_pending);
+sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in);
 ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu);
 void rockStoreReaderInit(void);
 void rockStoreReaderExit(void);
@@ -239,7 +239,7 @@ int rockValueTooSmall(robj *val, sds rec);
 int rockEvictEntry(redisDb *db, dictEntry *de);
 robj *rockLoadEntry(redisDb *db, dictEntry *de);
 void rockRestoreValue(redisDb *db, dictEntry *de, robj *val);
-robj *rockEntryValue(redisDb *db, dictEntry *de);
+robj *rockEntryValueOrReply(client *c, dictEntry *de);
 robj *rockEntryValueCopy(redisDb *db, dictEntry *de);
 robj *rockLookupCold(redisDb *db, robj *key, robj *val);
 robj *rockLookupForRouting(redisDb *db, robj *key, int flags);
@@ -299,6 +299,7 @@ void rockCommandDone(void);
 
 /* rock_read.c: paging in before a command runs, off the event loop. */
 int rockPrepareCommand(client *c);
+void rockReplyReadFailed(client *c, const char *key);
 int rockIsPinned(redisDb *db, sds key);
 void rockVoidRead(sds skey);
 void rockVoidReadsOfSid(uint32_t sid);

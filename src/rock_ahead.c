@@ -10,8 +10,8 @@
  *     still in flight). Nothing else changes: order, pins and staleness
  *     work as for any read.
  *   - its byte cap: what read-ahead pages in for one client is capped
- *     (rockAheadByteCap()); sizes are known only once read, so a value that
- *     arrives over the cap is dropped (it stays on disk; its command reads
+ *     (rockAheadByteCap(), in RAM bytes); sizes are known only once read
+ *     and decoded, so a value that arrives over the cap is dropped (it stays on disk; its command reads
  *     it again when its turn comes), and no more is read ahead for the
  *     client until its read-ahead reads are all back and it waits again.
  * rockPrepare() (rock_read.c) calls rockReadAhead() when a client is about to
@@ -26,6 +26,8 @@
 #define ROCK_AHEAD_MIN_CAP (1024 * 1024)
 #define ROCK_AHEAD_MAX_CAP (64 * 1024 * 1024)
 
+size_t objectComputeSize(robj *key, robj *o, size_t sample_size, int dbid); /* object.c (MEMORY USAGE) */
+
 /* Bytes read-ahead may page in for one client at a time: a sixteenth of
  * maxmemory, between 1 MB and 64 MB (64 MB with no maxmemory). Without it
  * a pipeline of 64 GETs of large values would pull them all into RAM before
@@ -37,18 +39,29 @@ static long long rockAheadByteCap(void) {
     return cap;
 }
 
-/* A read-ahead job is back (rockCompleteJob()): page its value in? Not when
- * its client is gone, nor when the value would take the bytes read ahead
- * for the client over the cap, unless a command already waits for it.
- * Called once per read-ahead job, whatever its outcome. */
-int rockAheadKeep(rockReadJob *job) {
+/* The RAM a value read ahead takes once paged in (not its record's size:
+ * LZF, and the compact encodings a record keeps of a hash-table hash or a
+ * skiplist zset, can make that many times smaller). Sampled as MEMORY USAGE
+ * does by default. */
+static long long rockAheadValueSize(rockReadJob *job, robj *val, int dbid) {
+    robj key;
+    initStaticStringObject(key, job->key);
+    return (long long)objectComputeSize(&key, val, 5, dbid);
+}
+
+/* A read-ahead job is back (rockCompleteJob()) with its value decoded (or
+ * NULL: voided, failed, no longer cold): page the value in? Not when its
+ * client is gone, nor when it would take the bytes read ahead for the
+ * client over the cap, unless a command already waits for it. Called once
+ * per read-ahead job, whatever its outcome. */
+int rockAheadKeep(rockReadJob *job, robj *val, int dbid) {
     client *c = lookupClientByID(job->ahead_client);
     rockClientState *st = c ? c->rock : NULL;
     if (st && st->ahead_inflight > 0) st->ahead_inflight--;
-    if (job->status != ROCK_READ_OK || job->voided) return 1; /* nothing to page in */
-    long long bytes = (long long)sdslen(job->rec);
-    int keep = listLength(job->waiters) > 0 ||
-               (st && st->ahead_bytes + bytes <= rockAheadByteCap());
+    if (val == NULL) return 1;
+    if (listLength(job->waiters) > 0) return 1;
+    long long bytes = st ? rockAheadValueSize(job, val, dbid) : 0;
+    int keep = st && st->ahead_bytes + bytes <= rockAheadByteCap();
     if (st) st->ahead_bytes += bytes;
     if (!keep) rock.stats.read_ahead_dropped++;
     return keep;

@@ -388,11 +388,15 @@ void rockEvictAfterWrites(void) {
  * them) plus RocksDB's table readers, which grow with the data on disk.
  * Left out: RocksDB's memtables and block cache, bounded by their sizes
  * (from maxmemory) and by the reads in flight, which no eviction shrinks. */
-static size_t rockPolicyMemory(void) {
+static size_t rockOwnMemory(int writer_can_commit) {
     size_t used = zmalloc_used_memory(), skip = freeMemoryGetNotCountedMemory();
-    if (!rock.write_error && rockDiskHasRoom()) skip += rockPendingBytes();
+    if (writer_can_commit) skip += rockPendingBytes();
     used = used > skip ? used - skip : 0;
     return used + rockTableReadersMemory();
+}
+
+static size_t rockPolicyMemory(void) {
+    return rockOwnMemory(!rock.write_error && rockDiskHasRoom());
 }
 
 /* While nothing can be written: drop hot-clean values, coldest first (as
@@ -433,10 +437,12 @@ static int rockNothingMoves(void) {
  * thread-safe context. Upstream's getMaxmemoryState() counts RocksDB's
  * memtables and block cache, which no eviction shrinks: a module would see
  * OOM, and refuse writes, while commands go on (rockNothingMoves()). So
- * modules get the memory the policy is judged by, as commands do. */
+ * modules get the memory the policy is judged by, as commands do. A module
+ * may ask from a thread of its own, without the GIL: this only reads (the
+ * disk state as the last check left it; rockDiskHasRoom() may check anew). */
 int rockModuleMaxmemoryState(float *level) {
     if (!rock.db || !server.maxmemory) return getMaxmemoryState(NULL, NULL, NULL, level);
-    size_t used = rockPolicyMemory();
+    size_t used = rockOwnMemory(!rock.write_error && !rock.disk_low);
     if (level) *level = (float)used / (float)server.maxmemory;
     return used > server.maxmemory ? C_ERR : C_OK;
 }

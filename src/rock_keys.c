@@ -149,11 +149,12 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
 }
 
 /* Read and decode the value of a cold key, synchronously, without touching
- * its entry. NULL if it can't be read or decoded (logged and counted). */
-static robj *rockReadValue(redisDb *db, sds key) {
+ * its entry (`page_in`: as rockReadRecord()). NULL if it can't be read or
+ * decoded (logged and counted). */
+static robj *rockReadValue(redisDb *db, sds key, int page_in) {
     monotime start = getMonotonicUs();
     int from_pending;
-    sds rec = rockReadRecord(db->id, key, &from_pending);
+    sds rec = rockReadRecord(db->id, key, &from_pending, page_in);
     if (rec == NULL) return NULL;
     robj *val = rockDeserialize(rec, key, db->id);
     sdsfree(rec);
@@ -172,7 +173,7 @@ static robj *rockReadValue(redisDb *db, sds key) {
 robj *rockLoadEntry(redisDb *db, dictEntry *de) {
     robj *val = dictGetVal(de);
     if (!rockIsCold(val)) return val;
-    robj *loaded = rockReadValue(db, dictGetKey(de));
+    robj *loaded = rockReadValue(db, dictGetKey(de), 1);
     if (loaded) rockRestoreValue(db, de, loaded);
     return loaded;
 }
@@ -198,13 +199,14 @@ void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
 }
 
 /* The value of an entry, paged in synchronously if cold: for the few upstream
- * paths that read dict values without lookupKey() (DEBUG, MEMORY USAGE). */
-robj *rockEntryValue(redisDb *db, dictEntry *de) {
-    robj *val = dictGetVal(de);
-    if (!rockIsCold(val)) return val;
-    rock.stats.sync_loads++;
-    robj *loaded = rockLoadEntry(db, de);
-    return loaded ? loaded : val;
+ * paths that read dict values without lookupKey() (DEBUG OBJECT, SDSLEN,
+ * DIGEST-VALUE, MEMORY USAGE). When it can't be read (logged and counted)
+ * the client gets the error a command gets for a failed read, and NULL: a
+ * sentinel has no payload to look at. */
+robj *rockEntryValueOrReply(client *c, dictEntry *de) {
+    robj *val = rockEntryValueOrNull(c->db, de);
+    if (val == NULL) rockReplyReadFailed(c, dictGetKey(de));
+    return val;
 }
 
 /* The value of an entry for a read that ends before the caller returns
@@ -212,14 +214,11 @@ robj *rockEntryValue(redisDb *db, dictEntry *de) {
  * releases with decrRefCount(). A cold value is read and decoded, not paged
  * in: a digest of a dataset ten times maxmemory would otherwise bring all of
  * it into RAM at once, and the eviction that follows leaves the allocator's
- * pages sparse for minutes. If the read fails (logged and counted) the
- * sentinel is returned, as rockEntryValue() does. */
+ * pages sparse for minutes. NULL if it can't be read (logged and counted):
+ * a sentinel has no payload to look at. */
 robj *rockEntryValueCopy(redisDb *db, dictEntry *de) {
     robj *val = dictGetVal(de);
-    if (rockIsCold(val)) {
-        robj *copy = rockReadValue(db, dictGetKey(de));
-        if (copy) return copy;
-    }
+    if (rockIsCold(val)) return rockReadValue(db, dictGetKey(de), 0);
     incrRefCount(val);
     return val;
 }
@@ -229,8 +228,10 @@ robj *rockEntryValueCopy(redisDb *db, dictEntry *de) {
  * when it can't be read (logged and counted). Module code never gets the
  * cold marker as a value. */
 robj *rockEntryValueOrNull(redisDb *db, dictEntry *de) {
-    robj *val = rockEntryValue(db, de);
-    return rockIsCold(val) ? NULL : val;
+    robj *val = dictGetVal(de);
+    if (!rockIsCold(val)) return val;
+    rock.stats.sync_loads++;
+    return rockLoadEntry(db, de);
 }
 
 /* ---------------------------------------------------------------------------

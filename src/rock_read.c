@@ -357,21 +357,24 @@ static void rockCompleteJob(rockReadJob *job) {
     if (!job->voided) dictDelete(rock_io.inflight, job->skey);
     listDelNode(rock_io.jobs, job->node);
 
-    int applied = 0, failed = 0;
-    /* A read-ahead result over its client's byte cap is left on disk. */
-    int keep = job->ahead ? rockAheadKeep(job) : 1;
-    if (!keep) {
-        rock.stats.reads++;
-        rock.stats.read_bytes += sdslen(job->rec);
-    }
+    int applied = 0, failed = 0, dropped = 0, ahead_settled = 0;
     redisDb *db = job->voided ? NULL : rockDbBySid(job->sid);
     dictEntry *de = db ? dictFind(db->dict, job->key) : NULL;
-    if (keep && de && rockIsCold(dictGetVal(de))) {
+    if (de && rockIsCold(dictGetVal(de))) {
         /* Not voided and still cold: this result is the current value. */
         if (job->status == ROCK_READ_OK) {
             rock.stats.reads++;
             rock.stats.read_bytes += sdslen(job->rec);
             robj *val = rockDeserialize(job->rec, job->key, db->id);
+            /* A read-ahead value over its client's byte cap stays on disk. */
+            if (val && job->ahead) {
+                ahead_settled = 1;
+                if (!rockAheadKeep(job, val, db->id)) {
+                    decrRefCount(val);
+                    val = NULL;
+                    dropped = 1;
+                }
+            }
             if (val) {
                 rockRecordReadLatency(getMonotonicUs() - job->start);
                 /* Read ahead for a command about to run: accessed now, so
@@ -379,7 +382,7 @@ static void rockCompleteJob(rockReadJob *job) {
                 if (job->ahead && val->refcount != OBJ_SHARED_REFCOUNT) rockMarkAccessed(val);
                 rockRestoreValue(db, de, val);
                 applied = 1;
-            } else {
+            } else if (!dropped) {
                 rock.stats.errors++;
                 serverLog(LL_WARNING, "rock: value of cold key '%s' is malformed in RocksDB", job->key);
                 failed = 1;
@@ -391,6 +394,8 @@ static void rockCompleteJob(rockReadJob *job) {
             failed = 1;
         }
     }
+
+    if (job->ahead && !ahead_settled) rockAheadKeep(job, NULL, 0); /* its bookkeeping only */
 
     listIter li;
     listNode *ln;
@@ -585,6 +590,11 @@ redisDb *rockSelectedDb(robj *index) {
     return server.db + id;
 }
 
+/* The error a client gets when a value it needs can't be read. */
+void rockReplyReadFailed(client *c, const char *key) {
+    addReplyErrorFormat(c, "rock: can't read the value of '%s' from disk (see the server log)", key);
+}
+
 /* A read for the client's command failed: the command gets an error before
  * it runs, and gives up its pins and places. A replica never skips a write
  * of its master's stream: the link is dropped without being cached for a
@@ -599,8 +609,7 @@ static int rockFailCommand(client *c, int is_exec) {
         c->flags |= CLIENT_PROTOCOL_ERROR; /* freeClient() then does not cache it */
         freeClientAsync(c);
     } else {
-        addReplyErrorFormat(c, "rock: can't read the value of '%s' from disk (see the server log)",
-                            c->rock->failed_key);
+        rockReplyReadFailed(c, c->rock->failed_key);
     }
     sdsfree(c->rock->failed_key);
     c->rock->failed_key = NULL;

@@ -88,6 +88,6 @@ void rockLeaveQueues(client *c);
 
 /* rock_ahead.c: read-ahead of a waiting client's pipeline. */
 void rockReadAhead(client *c);
-int rockAheadKeep(rockReadJob *job);
+int rockAheadKeep(rockReadJob *job, robj *val, int dbid);
 
 #endif /* __REDIS_ROCK_READ_H */

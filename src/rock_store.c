@@ -391,7 +391,7 @@ ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu)
         }
         rec = sdsdup(rockForkCurrentRecord());
     } else {
-        rec = rockReadRecord(dbid, key->ptr, NULL);
+        rec = rockReadRecord(dbid, key->ptr, NULL, 0);
     }
     if (rec == NULL) return -1;
     ssize_t ret = -1;
@@ -419,8 +419,10 @@ done:
 /* The record of a cold key, read synchronously: from the pending buffer if
  * its write is not committed yet (*from_pending set), else from RocksDB.
  * NULL when it can't be read: a RocksDB error or a missing record, both
- * logged and counted. */
-sds rockReadRecord(int dbid, sds key, int *from_pending) {
+ * logged and counted. With `page_in` (the value is about to be paged in) a
+ * read in flight for the same record is voided: it is redundant now. A read
+ * that leaves the key cold (a copy, a save) leaves those reads alone. */
+sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in) {
     int found;
     sds skey = rockStorageKey(dbid, key);
     sds rec = rockPendingGet(skey);
@@ -432,8 +434,7 @@ sds rockReadRecord(int dbid, sds key, int *from_pending) {
     } else {
         rec = rockDbGet(skey, &found);
     }
-    /* Read here: a read in flight for the same record is now redundant. */
-    rockVoidRead(skey);
+    if (page_in) rockVoidRead(skey);
     sdsfree(skey);
     if (rec == NULL && !found) {
         rock.stats.errors++;

@@ -111,6 +111,25 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block
         assert_equal PONG [r ping]
     }
 
+    test {DEBUG DIGEST, DEBUG OBJECT, DIGEST-VALUE and MEMORY USAGE on a damaged key: an error, not a crash} {
+        # They read values straight from the dict; a failed read used to
+        # hand them the sentinel, whose payload is NULL: the server crashed.
+        set i [lindex $::rock_failed 4]
+        assert_error "*can't read the value of 'k$i'*" {r debug object k$i}
+        assert_error "*can't read the value of 'k$i'*" {r debug sdslen k$i}
+        assert_error "*can't read the value of 'k$i'*" {r memory usage k$i}
+        # DIGEST-VALUE: an error in the damaged key's place of the array.
+        assert_error "*can't read the value of 'k$i'*" {r debug digest-value k$i}
+        # The whole-dataset digest reads every value: the damaged ones are
+        # logged and mixed in as unreadable, and the server stays up.
+        set errors [rock_field errors]
+        set d [r debug digest]
+        assert_equal 40 [string length $d]
+        assert_morethan [rock_field errors] $errors
+        assert_equal cold [r rock status k$i]
+        assert_equal PONG [r ping]
+    } {} {needs:debug}
+
     test {A module's RM_Call on an undeclared damaged key fails the call, not the server} {
         r module load $::rock_aclcheck_module
         set i [lindex $::rock_failed 3]

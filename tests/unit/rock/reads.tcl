@@ -546,37 +546,47 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
 # One reader thread: the reads a waiting client queues come back together,
 # in the order they were queued, so what read-ahead keeps is exact.
 start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 rock-io-threads 1 maxmemory 16mb}} {
-    test {Read-ahead pages in at most its byte cap for a client (maxmemory/16)} {
-        r flushall
-        r config set rock-read-ahead 64
-        # 20 values of 200,000 bytes that LZF can't shrink; the cap at 16 MB
-        # maxmemory is 1 MB: five of them.
-        set chunk [randstring 200000 200000 binary]
-        for {set i 0} {$i < 20} {incr i} { r set big:$i [string replace $chunk 0 5 [format %06d $i]] }
-        r rock evict {*}[r keys big:*]
-        rock_wait_committed
-        set ahead [rock_field read_ahead]
-        set dropped [rock_field read_ahead_dropped]
-        set reads [rock_field reads]
-        r config set rock-debug-read-delay 200
-        set rd [redis_deferring_client]
-        set cmds {}
-        for {set i 0} {$i < 20} {incr i} { lappend cmds [list get big:$i] }
-        rock_send_pipeline $rd $cmds
-        for {set i 0} {$i < 20} {incr i} {
-            assert_equal [string replace $chunk 0 5 [format %06d $i]] [$rd read]
+    foreach kind {compressible random} {
+        test "Read-ahead pages in at most its byte cap for a client, in RAM bytes ($kind values)" {
+            r flushall
+            r config set rock-read-ahead 64
+            # 20 strings of 200,000 bytes: 229,376 of RAM each (jemalloc's
+            # size class). The cap at 16 MB maxmemory is 1 MB: four of them.
+            # Compressible ones take ~2 KB on disk (LZF): a cap on record
+            # bytes would let all of them in.
+            if {$kind eq "random"} {
+                set chunk [randstring 200000 200000 binary]
+            } else {
+                set chunk [string repeat "compressible-" 15385]
+                set chunk [string range $chunk 0 199999]
+            }
+            for {set i 0} {$i < 20} {incr i} { r set big:$i [string replace $chunk 0 5 [format %06d $i]] }
+            r rock evict {*}[r keys big:*]
+            rock_wait_committed
+            set ahead [rock_field read_ahead]
+            set dropped [rock_field read_ahead_dropped]
+            set reads [rock_field reads]
+            r config set rock-debug-read-delay 200
+            set rd [redis_deferring_client]
+            set cmds {}
+            for {set i 0} {$i < 20} {incr i} { lappend cmds [list get big:$i] }
+            rock_send_pipeline $rd $cmds
+            for {set i 0} {$i < 20} {incr i} {
+                assert_equal [string replace $chunk 0 5 [format %06d $i]] [$rd read]
+            }
+            r config set rock-debug-read-delay 0
+            # GET big:0 waits and reads 1..19 ahead: 1..4 are kept, 5..19
+            # dropped. GET big:5 waits, reads 6..19 ahead: 6..9 kept, 10..19
+            # dropped. GET big:10: 11..14 kept, 15..19 dropped. GET big:15:
+            # 16..19 kept. (The code before the cap kept all 19 of the first
+            # wait, 4.4 MB.)
+            assert_equal [expr {19 + 14 + 9 + 4}] [expr {[rock_field read_ahead] - $ahead}]
+            assert_equal [expr {15 + 10 + 5}] [expr {[rock_field read_ahead_dropped] - $dropped}]
+            # A dropped value was read twice: ahead, then for its command.
+            assert_equal [expr {20 + 30}] [expr {[rock_field reads] - $reads}]
+            assert_equal 0 [rock_field errors]
+            $rd close
         }
-        r config set rock-debug-read-delay 0
-        # GET big:0 waits and reads 1..19 ahead: 1..5 are kept, 6..19 dropped.
-        # GET big:6 waits, reads 7..19 ahead: 7..11 kept, 12..19 dropped.
-        # GET big:12: 13..17 kept, 18 and 19 dropped. GET big:18: 19 kept.
-        # (The old code kept all 19 of the first wait, 3.8 MB.)
-        assert_equal 40 [expr {[rock_field read_ahead] - $ahead}]
-        assert_equal 24 [expr {[rock_field read_ahead_dropped] - $dropped}]
-        # A dropped value was read twice: ahead, then for its command.
-        assert_equal [expr {20 + 24}] [expr {[rock_field reads] - $reads}]
-        assert_equal 0 [rock_field errors]
-        $rd close
     }
 }
 
