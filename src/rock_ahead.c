@@ -109,8 +109,11 @@ static int rockAheadParse(const char **pp, const char *end, robj **argv) {
  * keys it does not name (FLUSHALL, SWAPDB, ...). */
 void rockReadAhead(client *c) {
     if (rock.read_ahead == 0 || c->querybuf == NULL || (c->flags & CLIENT_MASTER)) return;
-    /* A new window once everything read ahead before is back (and so paged
-     * in, used or dropped): the client has moved on since. */
+    /* A new window once everything read ahead before is back (paged in or
+     * dropped) and the client waits again: it has run the commands whose
+     * values were kept, or most of them (values kept and not yet used are
+     * not counted against the new window: the cap bounds one window, and
+     * eviction bounds what windows leave behind). */
     rockClientState *st = rockClient(c);
     if (st->ahead_inflight == 0) st->ahead_bytes = 0;
     if (st->ahead_bytes >= rockAheadByteCap()) return;
