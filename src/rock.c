@@ -395,6 +395,8 @@ static void rockOpenDb(void) {
     rocksdb_options_set_level0_file_num_compaction_trigger(rock.opts, ROCK_L0_TRIGGER_READS);
     rockL0TriggerOpened();
     rocksdb_options_set_optimize_filters_for_hits(rock.opts, 1);
+    /* A value dropped clean updates its record's LRU/LFU field (rock_store.c). */
+    rocksdb_options_set_merge_operator(rock.opts, rockCreateMergeOperator());
     /* RocksDB's info LOG lives in rock-dir. Once a write to it fails (a
      * full disk), RocksDB 7.8 aborts the process at its next log line (an
      * assertion in its file writer): log only what is fatal anyway. Our own

@@ -38,7 +38,8 @@
 typedef struct rockDb {
     uint32_t sid;      /* storage id: the RocksDB key prefix of this db */
     dict *clean;       /* hot keys whose disk copy is still valid (hot-clean),
-                        * each with the LRU clock of its page-in (u64 val) */
+                        * each with a u64: rockCleanStamp() and the LRU/LFU
+                        * field its disk copy holds (rockCleanDiskField()) */
     dict *stale;       /* hot keys whose disk copy is outdated and not yet
                         * deleted (overwritten or modified since): the put
                         * of their next eviction supersedes it; a delete or
@@ -57,6 +58,7 @@ typedef struct rockStats {
     long long lzf_skipped;  /* string values stored without trying LZF
                              * (recent ones did not compress) */
     long long deletes;      /* RocksDB deletes of single keys */
+    long long access_updates; /* LRU/LFU fields updated on disk (clean drops) */
     long long errors;       /* RocksDB errors and bad records */
     long long write_errors; /* failed write batches (values kept in RAM) */
     long long write_batches;/* committed write batches */
@@ -208,6 +210,20 @@ static inline int rockIsCold(const robj *o) {
     return o->type < ROCK_OBJ_TYPES && o == rock.cold[o->type];
 }
 
+/* A hot-clean entry's u64 value: bits 0-23 the stamp the sampling orders by
+ * (rock_evict.c; the LRU clock of its page-in, renewed from the value's),
+ * bits 32-55 the LRU/LFU field of its disk copy, which a clean drop compares
+ * with the value's to know whether to update it (rockEvictEntry()). */
+static inline unsigned int rockCleanStamp(dictEntry *ce) {
+    return dictGetUnsignedIntegerVal(ce) & 0xffffff;
+}
+static inline unsigned int rockCleanDiskField(dictEntry *ce) {
+    return (dictGetUnsignedIntegerVal(ce) >> 32) & 0xffffff;
+}
+static inline void rockCleanSet(dictEntry *ce, unsigned int stamp, unsigned int disk_field) {
+    dictSetUnsignedIntegerVal(ce, ((uint64_t)(disk_field & 0xffffff) << 32) | (stamp & 0xffffff));
+}
+
 /* rock_store.c: sentinels, record format, RocksDB primitives. */
 void rockStoreInit(void);
 robj *rockSentinelOf(robj *val);
@@ -218,6 +234,9 @@ sds rockStorageKeyInto(sds buf, int dbid, const sds key);
 sds rockSerialize(robj *key, robj *val, int dbid);
 robj *rockDeserialize(sds rec, sds key, int dbid);
 int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen);
+void rockAccessOperand(unsigned int lru, unsigned char *buf);
+void rockRecordSetAccess(sds rec, unsigned int lru);
+rocksdb_mergeoperator_t *rockCreateMergeOperator(void);
 void rockDbDeleteSid(uint32_t sid);
 sds rockDbGet(const sds skey, int *found);
 void rockStoreSetL0Trigger(int files);
@@ -266,6 +285,8 @@ void rockWriteResume(void);
 int rockWriteDirty(void);
 void rockWritePut(sds skey, sds rec);
 void rockWriteDelete(sds skey);
+void rockWriteAccess(sds skey, unsigned int lru);
+int rockPendingAccess(sds skey, unsigned int *lru);
 void rockWriteDeleteRange(sds start, sds end);
 void rockWriteSubmit(void);
 void rockWriteFlush(void);
@@ -301,6 +322,7 @@ void rockCommandDone(void);
 int rockPrepareCommand(client *c);
 void rockReplyReadFailed(client *c, const char *key);
 int rockIsPinned(redisDb *db, sds key);
+size_t rockPinnedMemory(void);
 void rockVoidRead(sds skey);
 void rockVoidReadsOfSid(uint32_t sid);
 void rockUnblockClient(client *c);

@@ -100,7 +100,7 @@ static void rockSampleClean(redisDb *db, int volatile_only, dictEntry **best, un
         /* Insertion sort, oldest stamp first: a handful of samples. */
         for (int j = 0; j < count; j++) {
             dictEntry *e = samples[j];
-            unsigned long long t = rockClockIdle(dictGetUnsignedIntegerVal(e));
+            unsigned long long t = rockClockIdle(rockCleanStamp(e));
             int k = j;
             for (; k > 0 && idle[k - 1] < t; k--) {
                 samples[k] = samples[k - 1];
@@ -117,7 +117,7 @@ static void rockSampleClean(redisDb *db, int volatile_only, dictEntry **best, un
         /* Hot, and moved out once already: only its access time matters. */
         dictEntry *de = dictFind(db->dict, key);
         if (de == NULL || rockIsCold(dictGetVal(de))) continue;
-        if (stamped) dictSetUnsignedIntegerVal(samples[j], ((robj *)dictGetVal(de))->lru);
+        if (stamped) rockCleanSet(samples[j], ((robj *)dictGetVal(de))->lru, rockCleanDiskField(samples[j]));
         rockKeepColdest(db, de, best, best_score);
     }
 }
@@ -422,10 +422,16 @@ static long long rockEvictCleanOnly(long long need) {
 }
 
 /* Nothing more can move: C_OK (the command goes on) when only RocksDB's
- * bounded memory keeps the total over maxmemory, C_ERR (the policy
- * decides) when Redis's own memory is over too. */
+ * bounded memory, or values paged in for commands about to run (pinned:
+ * they move once those have run), keep the total over maxmemory; C_ERR
+ * (the policy decides) when Redis's own memory is over without them. */
 static int rockNothingMoves(void) {
-    if (rockPolicyMemory() <= server.maxmemory) {
+    size_t used = rockPolicyMemory();
+    if (used > server.maxmemory) {
+        size_t pinned = rockPinnedMemory();
+        used = used > pinned ? used - pinned : 0;
+    }
+    if (used <= server.maxmemory) {
         rock.stats.external_overshoots++;
         return C_OK;
     }

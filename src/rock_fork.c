@@ -20,7 +20,9 @@
  *     that is cold in the child's own copy of the keyspace. A cold value not
  *     yet committed by the writer thread is in the pending buffer, which the
  *     child has in its copy of memory: it is written from there (it is newer
- *     than anything in RocksDB), the stream's record is skipped.
+ *     than anything in RocksDB), the stream's record is skipped. Likewise
+ *     an access-field update not yet handed back (rockPendingAccess()) is
+ *     patched into the record the child writes.
  *
  * Consistency: the snapshot is taken on the main thread right before fork(),
  * and every cold key's value is, at that moment, in the pending buffer or
@@ -391,6 +393,8 @@ static int rockChildColdDb(int dbid, rockColdWriter *writer, void *ctx) {
         if (rockChildIsCold(db, key)) {
             sds skey = rockStorageKey(dbid, key);
             int pending = rockPendingGet(skey) != NULL;
+            unsigned int lru;
+            if (!pending && rockPendingAccess(skey, &lru)) rockRecordSetAccess(rec, lru);
             sdsfree(skey);
             if (!pending) {
                 robj keyobj;
@@ -417,7 +421,11 @@ static int rockChildColdDb(int dbid, rockColdWriter *writer, void *ctx) {
         if (rockChildIsCold(db, key)) {
             robj keyobj;
             initStaticStringObject(keyobj, key);
-            ret = writer(ctx, db, &keyobj, rockPendingRecord(pe), getExpire(db, &keyobj));
+            sds rec = rockPendingRecord(pe);
+            unsigned int lru;
+            /* The child's own copy of the buffer: patched in place. */
+            if (rockPendingAccess(skey, &lru)) rockRecordSetAccess(rec, lru);
+            ret = writer(ctx, db, &keyobj, rec, getExpire(db, &keyobj));
             written++;
         }
         sdsfree(key);

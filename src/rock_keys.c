@@ -16,15 +16,14 @@
 
 #include "server.h"
 
-static int rockCommandSetsAccess(struct redisCommand *cmd);
-
 /* ---------------------------------------------------------------------------
  * Which keys need their value
  * ------------------------------------------------------------------------ */
 
 /* Commands that only look at a key's existence, type or TTL, or replace it
  * whole, whatever their key-spec flags say. (TOUCH is not one: it sets the
- * access field, which is kept in the disk record, see rockCommandSetsAccess.) */
+ * access field, which the disk record keeps: the value is paged in, and its
+ * clean drop updates the record's field, rockEvictEntry().) */
 static int rockCommandNeverNeedsValue(struct redisCommand *cmd) {
     redisCommandProc *p = cmd->proc;
     return p == existsCommand || p == typeCommand || p == ttlCommand ||
@@ -118,9 +117,18 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
     if (rockIsPinned(db, key)) return ROCK_EVICT_PINNED;
 
     if (rockValueTooSmall(val, NULL)) return ROCK_EVICT_SMALL;
-    if (dictFind(rdb->clean, key)) {
-        /* Clean re-eviction: the disk copy is the same value. No write, so
-         * it goes on while writes can't (a full disk). */
+    dictEntry *ce = dictSize(rdb->clean) ? dictFind(rdb->clean, key) : NULL;
+    if (ce) {
+        /* Clean re-eviction: the disk copy is the same value. No value
+         * write, so it goes on while writes can't (a full disk). If the
+         * value's LRU/LFU field moved on while in RAM (accesses, a module's
+         * RM_SetLRU), a 3-byte merge updates the record's, when the disk
+         * can take it; otherwise the record keeps its older field. */
+        if (val->lru != rockCleanDiskField(ce) && !rock.write_error && rockDiskHasRoom()) {
+            sds skey = rockStorageKey(db->id, key);
+            rockWriteAccess(skey, val->lru);
+            sdsfree(skey);
+        }
         dictDelete(rdb->clean, key);
         rock.stats.clean_drops++;
     } else {
@@ -191,7 +199,7 @@ void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
         sdsfree(ckey);
         ce = existing;
     }
-    dictSetUnsignedIntegerVal(ce, LRU_CLOCK());
+    rockCleanSet(ce, LRU_CLOCK(), val->lru); /* val->lru: its record's, untouched yet */
     rockTouched(db, dictGetKey(de));
     rockEvictNoteHot(db, dictGetKey(de));
     rdb->cold--;
@@ -260,8 +268,7 @@ robj *rockLookupCold(redisDb *db, robj *key, robj *val) {
      * calls commands directly) may too: from here the disk copy is not to
      * be trusted, or an eviction would drop the value as clean and serve
      * the stale copy afterwards. */
-    if (loaded && (c == NULL || c->cmd == NULL || (c->cmd->flags & CMD_WRITE) ||
-                   rockCommandSetsAccess(c->cmd)))
+    if (loaded && (c == NULL || c->cmd == NULL || (c->cmd->flags & CMD_WRITE)))
         rockKeyModified(db, key);
     /* A failed read (logged and counted) leaves the key cold; the lookup
      * then reports the key as missing for this one command. Declared keys
@@ -485,13 +492,6 @@ typedef struct rockCallFrame {
 static rockCallFrame *rock_frames;
 static int rock_frames_depth, rock_frames_cap;
 
-/* TOUCH exists to update a value's access time; the record on disk keeps
- * that field, so a touched value is written again when it leaves RAM (a read
- * of a hot-clean value is not: reads cost no writes). */
-static int rockCommandSetsAccess(struct redisCommand *cmd) {
-    return cmd->proc == touchCommand;
-}
-
 static int rockAnyClean(void) {
     for (int j = 0; j < server.dbnum; j++)
         if (dictSize(rock.dbs[j].clean)) return 1;
@@ -511,7 +511,7 @@ client *rockCallEnter(client *c) {
     f->nkeys = 0;
     if (!rock.db) return prev;
     if (!rock.debug_evict_all &&
-        !(((c->cmd->flags & CMD_WRITE) || rockCommandSetsAccess(c->cmd)) && rockAnyClean()))
+        !((c->cmd->flags & CMD_WRITE) && rockAnyClean()))
         return prev;
 
     getKeysResult result = GETKEYS_RESULT_INIT;
@@ -541,7 +541,7 @@ void rockCallLeave(client *c, client *prev, long long dirty_before) {
      * stale disk copy is never taken for the current value. Costs a rewrite
      * of values a write left unchanged. */
     UNUSED(dirty_before);
-    int modified = (c->cmd->flags & CMD_WRITE) || rockCommandSetsAccess(c->cmd);
+    int modified = (c->cmd->flags & CMD_WRITE) != 0;
     if (rock.db && rock.debug_evict_all) {
         redisCommandProc *p = c->cmd->proc;
         if (p == debugCommand || p == moveCommand || p == copyCommand) rock.sweep_all = 1;

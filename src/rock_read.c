@@ -176,6 +176,36 @@ int rockIsPinned(redisDb *db, sds key) {
     return pinned;
 }
 
+static redisDb *rockDbBySid(uint32_t sid);
+size_t objectComputeSize(robj *key, robj *o, size_t sample_size, int dbid); /* object.c */
+
+/* The RAM of the values pinned now (sampled as MEMORY USAGE does). Eviction
+ * asks it only once nothing else could move: a page-in that took memory
+ * over maxmemory must not hand the command that waits for it over to the
+ * policy (-OOM, or allkeys-* deleting keys, the one read included). */
+size_t rockPinnedMemory(void) {
+    if (rock_io.pinned == NULL || dictSize(rock_io.pinned) == 0) return 0;
+    size_t bytes = 0;
+    dictIterator *di = dictGetIterator(rock_io.pinned);
+    dictEntry *pe;
+    while ((pe = dictNext(di)) != NULL) {
+        sds skey = dictGetKey(pe);
+        if (sdslen(skey) < 4) continue;
+        redisDb *db = rockDbBySid(rockGetSid((const unsigned char *)skey));
+        if (db == NULL) continue;
+        sds key = sdsnewlen(skey + 4, sdslen(skey) - 4);
+        dictEntry *de = dictFind(db->dict, key);
+        if (de && !rockIsCold(dictGetVal(de))) {
+            robj keyobj;
+            initStaticStringObject(keyobj, key);
+            bytes += objectComputeSize(&keyobj, dictGetVal(de), 5, db->id);
+        }
+        sdsfree(key);
+    }
+    dictReleaseIterator(di);
+    return bytes;
+}
+
 static void rockPin(client *c, sds skey) {
     dictEntry *de = dictFind(rock_io.pinned, skey);
     if (de == NULL) {
@@ -290,6 +320,9 @@ rockReadJob *rockNewJob(redisDb *db, sds key, sds skey) {
     job->sid = rock.dbs[db->id].sid;
     job->waiters = listCreate();
     job->start = getMonotonicUs();
+    /* The read may land before or after that update commits: patched in at
+     * completion either way. */
+    job->has_access = rockPendingAccess(skey, &job->access);
     listAddNodeTail(rock_io.jobs, job);
     job->node = listLast(rock_io.jobs);
     dictAdd(rock_io.inflight, job->skey, job);
@@ -365,6 +398,7 @@ static void rockCompleteJob(rockReadJob *job) {
         if (job->status == ROCK_READ_OK) {
             rock.stats.reads++;
             rock.stats.read_bytes += sdslen(job->rec);
+            if (job->has_access) rockRecordSetAccess(job->rec, job->access);
             robj *val = rockDeserialize(job->rec, job->key, db->id);
             /* A read-ahead value over its client's byte cap stays on disk. */
             if (val && job->ahead) {
@@ -379,8 +413,8 @@ static void rockCompleteJob(rockReadJob *job) {
                 rockRecordReadLatency(getMonotonicUs() - job->start);
                 /* Read ahead for a command about to run: accessed now, so
                  * that eviction does not take it straight back out. */
+                rockRestoreValue(db, de, val); /* first: it notes the record's field */
                 if (job->ahead && val->refcount != OBJ_SHARED_REFCOUNT) rockMarkAccessed(val);
-                rockRestoreValue(db, de, val);
                 applied = 1;
             } else if (!dropped) {
                 rock.stats.errors++;

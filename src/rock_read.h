@@ -24,6 +24,8 @@ typedef struct rockReadJob {
     sds rec;           /* result, filled by a reader thread */
     int status;        /* ROCK_READ_* */
     int voided;        /* the key changed meanwhile: drop the result */
+    int has_access;    /* an access update of the record was queued and not */
+    unsigned int access; /* ...handed back when the read was issued: its field */
     int ahead;         /* queued by read-ahead, for a command not yet parsed */
     uint64_t ahead_client; /* ...of this client (id: it may be gone by then) */
     int fill;          /* more reads of this client are due (read-ahead, several

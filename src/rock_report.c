@@ -150,6 +150,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"write_bytes", rock.stats.write_bytes};
     f[n++] = (rockFigure){"lzf_skipped", rock.stats.lzf_skipped};
     f[n++] = (rockFigure){"deletes", rock.stats.deletes};
+    f[n++] = (rockFigure){"access_updates", rock.stats.access_updates};
     f[n++] = (rockFigure){"errors", rock.stats.errors};
     f[n++] = (rockFigure){"write_batches", rock.stats.write_batches};
     f[n++] = (rockFigure){"write_errors", rock.stats.write_errors};

@@ -206,12 +206,106 @@ int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size
     return C_OK;
 }
 
-/* The LRU clock or LFU data (robj.lru) of the value a record holds, as it
- * was when the value was written. A value read since and dropped clean
- * (nothing written, see rock_keys.c) keeps the older field on disk. */
+/* The LRU clock or LFU data (robj.lru) of the value a record holds: as it
+ * was when the value was written, or last dropped clean (an access-field
+ * update, below). */
 static unsigned int rockRecordLru(const char *rec) {
     const unsigned char *p = (const unsigned char *)rec;
     return ((unsigned int)p[2] << 16) | ((unsigned int)p[3] << 8) | p[4];
+}
+
+/* ---------------------------------------------------------------------------
+ * Access-field updates (merge operator)
+ *
+ * A value paged in and dropped again unchanged writes nothing (a clean
+ * drop), but its LRU/LFU field has moved on: accesses while it was in RAM,
+ * or a module's RM_SetLRU. The drop then queues a RocksDB merge whose
+ * operand is the new 3-byte field alone (rockAccessOperand()), and this
+ * operator applies it: reads, iterators (the fork stream, DISKKEYS) and
+ * compaction all see the record with its header's field replaced. Operands
+ * of the same key fold into the last one.
+ * ------------------------------------------------------------------------ */
+
+#define ROCK_ACCESS_OPERAND_LEN 3
+
+void rockAccessOperand(unsigned int lru, unsigned char *buf) {
+    buf[0] = (lru >> 16) & 0xff;
+    buf[1] = (lru >> 8) & 0xff;
+    buf[2] = lru & 0xff;
+}
+
+/* Set a record's LRU/LFU field, as an access update queued and not yet
+ * seen by a read does (rockPendingAccess()). */
+void rockRecordSetAccess(sds rec, unsigned int lru) {
+    if (rockRecordValid(rec, sdslen(rec))) rockAccessOperand(lru, (unsigned char *)rec + 2);
+}
+
+/* The last well-formed operand of a list, or NULL. */
+static const char *rockLastOperand(const char *const *ops, const size_t *lens, int n) {
+    for (int j = n - 1; j >= 0; j--)
+        if (lens[j] == ROCK_ACCESS_OPERAND_LEN) return ops[j];
+    return NULL;
+}
+
+static char *rockMergeFull(void *state, const char *key, size_t klen, const char *existing, size_t elen,
+                           const char *const *ops, const size_t *lens, int n, unsigned char *success,
+                           size_t *newlen) {
+    UNUSED(state);
+    UNUSED(key);
+    UNUSED(klen);
+    *success = 1;
+    if (existing == NULL) {
+        /* No record under it: cannot happen, the drop that queues an update
+         * and any delete of the key go through the writer in order. Left as
+         * an empty (malformed) record, so a read says so rather than
+         * inventing a value. */
+        *newlen = 0;
+        return zmalloc(1);
+    }
+    char *out = zmalloc(elen ? elen : 1);
+    memcpy(out, existing, elen);
+    *newlen = elen;
+    const char *field = rockLastOperand(ops, lens, n);
+    if (field && rockRecordValid(existing, elen)) memcpy(out + 2, field, ROCK_ACCESS_OPERAND_LEN);
+    return out;
+}
+
+static char *rockMergePartial(void *state, const char *key, size_t klen, const char *const *ops,
+                              const size_t *lens, int n, unsigned char *success, size_t *newlen) {
+    UNUSED(state);
+    UNUSED(key);
+    UNUSED(klen);
+    const char *field = rockLastOperand(ops, lens, n);
+    if (field == NULL) {
+        *success = 0;
+        return NULL;
+    }
+    char *out = zmalloc(ROCK_ACCESS_OPERAND_LEN);
+    memcpy(out, field, ROCK_ACCESS_OPERAND_LEN);
+    *success = 1;
+    *newlen = ROCK_ACCESS_OPERAND_LEN;
+    return out;
+}
+
+static void rockMergeFree(void *state, const char *value, size_t len) {
+    UNUSED(state);
+    UNUSED(len);
+    zfree((void *)value);
+}
+
+static const char *rockMergeName(void *state) {
+    UNUSED(state);
+    return "redis-rock-access-field";
+}
+
+static void rockMergeDestroy(void *state) {
+    UNUSED(state);
+}
+
+/* The merge operator RocksDB is opened with (owned by the options). */
+rocksdb_mergeoperator_t *rockCreateMergeOperator(void) {
+    return rocksdb_mergeoperator_create(NULL, rockMergeDestroy, rockMergeFull, rockMergePartial, rockMergeFree,
+                                        rockMergeName);
 }
 
 /* rdbLoadObject() picks an encoding from the current *-max-* settings, as a
@@ -434,6 +528,8 @@ sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in) {
     } else {
         rec = rockDbGet(skey, &found);
     }
+    unsigned int lru;
+    if (rec && rockPendingAccess(skey, &lru)) rockRecordSetAccess(rec, lru);
     if (page_in) rockVoidRead(skey);
     sdsfree(skey);
     if (rec == NULL && !found) {

@@ -2,8 +2,9 @@
  *
  * This file owns the write path:
  *   - the writer thread: it takes every queued write (value puts, deletes of
- *     single keys, range deletes of a flushed database's storage id) in
- *     arrival order and commits them as one WriteBatch (WAL off);
+ *     single keys, range deletes of a flushed database's storage id,
+ *     updates of a record's LRU/LFU field) in arrival order and commits
+ *     them as one WriteBatch (WAL off);
  *   - the pending buffer: a value moved out of RAM is serialized on the event
  *     loop and kept here, under its RocksDB key, until its batch is
  *     committed. Reads of a key whose value is pending are served from this
@@ -47,6 +48,7 @@
 #define ROCK_OP_PUT 0
 #define ROCK_OP_DELETE 1
 #define ROCK_OP_DELETE_RANGE 2
+#define ROCK_OP_ACCESS 3 /* merge: a record's new LRU/LFU field (rock_store.c) */
 
 /* A value waiting in the pending buffer. Shared by the buffer entry and the
  * queued put; its reference count is only touched on the main thread. */
@@ -61,7 +63,8 @@ typedef struct rockWriteOp {
     sds skey;                /* RocksDB key (range: start) */
     sds end;                 /* range: end (exclusive) */
     rockPendingValue *pv;    /* put: the value */
-    size_t cost;             /* delete: RAM it holds until committed */
+    size_t cost;             /* delete, access: RAM it holds until committed */
+    unsigned char field[3];  /* access: the merge operand */
 } rockWriteOp;
 
 /* One committed batch handed back to the main thread, or (notice set) the
@@ -91,11 +94,14 @@ static struct {
     int pipe_rd, pipe_wr;
     /* Main thread only. */
     dict *pending;            /* skey -> rockPendingValue */
+    dict *access;             /* skey -> its last queued access op, until the
+                               * op leaves the queue (rockPendingAccess()) */
     long long pending_bytes;  /* RAM held by pending values (records + overhead) */
     redisAtomic long long trims;   /* malloc_trim() calls, by the writer thread */
     redisAtomic long long trim_us; /* ...and the time they took */
     long long delete_bytes;   /* RAM held by queued single-key deletes */
     long long deletes_queued; /* ...and their number */
+    long long access_bytes;   /* RAM held by queued access-field updates */
     long long outstanding;    /* ops queued and not yet handed back */
     long long failures;       /* failure notices since writes last worked */
     int halting;              /* rockWriteHalt() is throwing writes away */
@@ -107,6 +113,11 @@ static struct {
 
 static dictType rockPendingDictType = {
     dictSdsHash, NULL, NULL, dictSdsKeyCompare, dictSdsDestructor, NULL, NULL
+};
+
+/* Keys are the ops' own copies: nothing to free. */
+static dictType rockAccessDictType = {
+    dictSdsHash, NULL, NULL, dictSdsKeyCompare, NULL, NULL, NULL
 };
 
 /* ---------------------------------------------------------------------------
@@ -122,6 +133,8 @@ static void rockCommitBatch(rockWriteBatch *b) {
             rocksdb_writebatch_put(wb, op->skey, sdslen(op->skey), op->pv->rec, sdslen(op->pv->rec));
         } else if (op->kind == ROCK_OP_DELETE) {
             rocksdb_writebatch_delete(wb, op->skey, sdslen(op->skey));
+        } else if (op->kind == ROCK_OP_ACCESS) {
+            rocksdb_writebatch_merge(wb, op->skey, sdslen(op->skey), (const char *)op->field, sizeof(op->field));
         } else {
             rocksdb_writebatch_delete_range(wb, op->skey, sdslen(op->skey), op->end, sdslen(op->end));
             ranges++;
@@ -271,6 +284,8 @@ static void rockEnqueuePut(sds skey, rockPendingValue *pv) {
     rockEnqueue(op);
 }
 
+static void rockAccessForget(sds skey);
+
 /* Drop the pending value of `skey`, if any (a newer write supersedes it). */
 static void rockPendingDrop(sds skey) {
     if (dictSize(rock_wr.pending) == 0) return;
@@ -286,6 +301,7 @@ static void rockPendingDrop(sds skey) {
  * now until it is committed, reads of `skey` are served from the buffer. */
 void rockWritePut(sds skey, sds rec) {
     rockPendingDrop(skey);
+    rockAccessForget(skey);
     rockPendingValue *pv = zcalloc(sizeof(*pv));
     pv->rec = rec;
     pv->refs = 1; /* the buffer's reference */
@@ -301,6 +317,7 @@ void rockWritePut(sds skey, sds rec) {
 /* Queue the delete of `skey`. */
 void rockWriteDelete(sds skey) {
     rockPendingDrop(skey);
+    rockAccessForget(skey);
     rockWriteOp *op = zcalloc(sizeof(*op));
     op->kind = ROCK_OP_DELETE;
     op->skey = sdsdup(skey);
@@ -313,12 +330,56 @@ void rockWriteDelete(sds skey) {
     rockEnqueue(op);
 }
 
+/* Forget the queued access update of `skey`, if any: a newer put or a
+ * delete supersedes it (the op itself still commits, before them). */
+static void rockAccessForget(sds skey) {
+    if (rock_wr.access && dictSize(rock_wr.access)) dictDelete(rock_wr.access, skey);
+}
+
+/* Queue an update of the LRU/LFU field of the record under `skey` to `lru`
+ * (a merge, applied by rock_store.c's operator). For a value dropped clean
+ * whose field moved on while it was in RAM; the record must exist, or be
+ * pending, and any later delete of it is queued after this.
+ *
+ * Until the op has left the queue, a read of the record may or may not see
+ * it: rockPendingAccess() tells the reads issued meanwhile what to patch
+ * in. (No new update can be queued while such a read is in flight: the key
+ * is cold, and only a clean drop of a hot value queues one.) */
+void rockWriteAccess(sds skey, unsigned int lru) {
+    rockWriteOp *op = zcalloc(sizeof(*op));
+    op->kind = ROCK_OP_ACCESS;
+    op->skey = sdsdup(skey);
+    rockAccessOperand(lru, op->field);
+    /* The op, its key, a list node and an entry of the access dict (keyed
+     * by the op's own key copy). */
+    op->cost = sizeof(*op) + sdsZmallocSize(op->skey) + sizeof(listNode) + sizeof(dictEntry);
+    rock_wr.access_bytes += op->cost;
+    rockAccessForget(skey);
+    dictAdd(rock_wr.access, op->skey, op);
+    rockEnqueue(op);
+}
+
+/* The LRU/LFU field of the access update queued for `skey` and not yet
+ * handed back by the writer: 1 and *lru set, or 0. A forked child asks its
+ * copy (taken with the snapshot it streams). */
+int rockPendingAccess(sds skey, unsigned int *lru) {
+    if (rock_wr.access == NULL || dictSize(rock_wr.access) == 0) return 0;
+    rockWriteOp *op = dictFetchValue(rock_wr.access, skey);
+    if (op == NULL) return 0;
+    *lru = ((unsigned int)op->field[0] << 16) | ((unsigned int)op->field[1] << 8) | op->field[2];
+    return 1;
+}
+
 /* An op leaves the queue for good (committed, or dropped). */
 static void rockFreeOp(rockWriteOp *op) {
     if (op->pv) rockPendingUnref(op->pv);
     if (op->kind == ROCK_OP_DELETE) {
         rock_wr.delete_bytes -= op->cost;
         rock_wr.deletes_queued--;
+    } else if (op->kind == ROCK_OP_ACCESS) {
+        rock_wr.access_bytes -= op->cost;
+        if (dictSize(rock_wr.access) && dictFetchValue(rock_wr.access, op->skey) == op)
+            dictDelete(rock_wr.access, op->skey);
     }
     sdsfree(op->skey);
     sdsfree(op->end);
@@ -359,7 +420,7 @@ long long rockPendingBytes(void) {
 /* RAM the writer's queue holds: pending values and queued deletes. What
  * eviction's back-pressure (rockPerformEvictions()) compares with its cap. */
 long long rockWriteBacklog(void) {
-    return rockPendingBytes() + rock_wr.delete_bytes;
+    return rockPendingBytes() + rock_wr.delete_bytes + rock_wr.access_bytes;
 }
 
 /* Single-key deletes queued for the writer, and the RAM they hold. */
@@ -448,6 +509,8 @@ static void rockCompleteBatch(rockWriteBatch *b) {
             }
         } else if (!b->dropped && op->kind == ROCK_OP_DELETE) {
             rock.stats.deletes++;
+        } else if (!b->dropped && op->kind == ROCK_OP_ACCESS) {
+            rock.stats.access_updates++;
         }
         rockFreeOp(op);
     }
@@ -613,6 +676,7 @@ void rockWriteStart(void) {
     rock_wr.staged = listCreate();
     rock_wr.done = listCreate();
     rock_wr.pending = dictCreate(&rockPendingDictType);
+    if (rock_wr.access == NULL) rock_wr.access = dictCreate(&rockAccessDictType);
     rockDiskCheck();
     if (pthread_create(&rock_wr.thread, NULL, rockWriterMain, NULL) != 0) {
         serverLog(LL_WARNING, "Fatal: rock: can't start the writer thread");

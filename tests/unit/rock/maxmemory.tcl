@@ -309,3 +309,34 @@ foreach policy {noeviction allkeys-lru} {
         }
     }
 }
+
+# A read pages a value in for a command that has not run yet (the value is
+# pinned until it has). When that value alone takes memory over maxmemory,
+# nothing can move before the command runs: the old code then handed over
+# to the policy, and allkeys-* deleted keys, the one being read among them
+# (STRLEN of an existing key answered 0); noeviction refused nothing (a
+# read), but would have refused a write in the same spot.
+foreach policy {allkeys-lru allkeys-lfu noeviction} {
+    start_server [list tags {"rock"} overrides [list rock-enabled yes maxmemory-policy $policy rock-min-value-size 0]] {
+        test "maxmemory with rock: a value paged in over the limit serves its command, then moves ($policy)" {
+            # 2 MB built in the server, read by STRLEN and APPEND: no 2 MB
+            # query or reply buffer adds to the memory measured.
+            r setrange big 1999999 x
+            r set other 1
+            r rock evict big
+            r config set maxmemory [expr {[s used_memory] + 1000000}]
+            assert_equal 2000000 [r strlen big]
+            wait_for_condition 100 10 {[r rock status big] eq "cold"} else {
+                fail "big was not moved out after its read"
+            }
+            assert_equal 2000001 [r append big y]
+            wait_for_condition 100 10 {[r rock status big] eq "cold"} else {
+                fail "big was not moved out after its write"
+            }
+            assert_equal 2 [r dbsize]
+            assert_equal 0 [s evicted_keys]
+            assert_equal 2000001 [r strlen big]
+            r config set maxmemory 0
+        }
+    }
+}

@@ -226,15 +226,20 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r exists foo
         assert_equal cold [r rock status foo]
         assert_range [r object idletime foo] 1000 1010
-        # TOUCH reads the value in, and makes it be written again on its
-        # next eviction, with the new access time.
+        # TOUCH reads the value in and sets its access time; the value is
+        # unchanged, so its next eviction writes no value, only the new
+        # access field (a merge, access_updates).
         r rock evict foo
         set writes [rock_field writes]
+        set updates [rock_field access_updates]
         assert_equal 1 [r touch foo]
-        assert_equal hot [r rock status foo]
+        assert_equal hot-clean [r rock status foo]
         assert_range [r object idletime foo] 0 2
         r rock evict foo
-        assert_equal [expr {$writes + 1}] [rock_field writes]
+        wait_for_condition 50 20 {[rock_field access_updates] == $updates + 1} else {
+            fail "no access update after TOUCH"
+        }
+        assert_equal $writes [rock_field writes]
         assert_range [r object idletime foo] 0 2
         # RDB files carry a cold value's idle time: BGSAVE (a forked child
         # writes the record its parent streams) and SAVE (in this process).
@@ -253,6 +258,111 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r rock evict baz
         assert_equal cold [r rock status baz]
         assert_equal 100 [r object freq baz]
+        r config set maxmemory-policy noeviction
+    } {OK} {needs:debug needs:save}
+
+    test {Reads of a cold value keep its access time and LFU counter on disk, with no value write} {
+        # A value paged in by a read and dropped again unchanged is not
+        # written again (a clean drop), but the access field of its record
+        # is: a read between drops must count, or a value read often and
+        # never written keeps the idle time and counter of its last write.
+        r flushall
+        r config set maxmemory-policy allkeys-lru
+        r set foo bar
+        set dump [r dump foo]
+        r del foo
+        r restore foo 0 $dump idletime 1000
+        r rock evict foo
+        set writes [rock_field writes]
+        set updates [rock_field access_updates]
+        assert_equal bar [r get foo]
+        assert_equal hot-clean [r rock status foo]
+        r rock evict foo
+        assert_equal cold [r rock status foo]
+        # Read again straight away, before or after the update commits:
+        # the value comes back with the new access time either way.
+        r object idletime foo
+        assert_range [r object idletime foo] 0 2
+        r rock evict foo
+        wait_for_condition 50 20 {[rock_field access_updates] >= $updates + 1} else {
+            fail "no access update"
+        }
+        assert_equal $writes [rock_field writes]
+        assert_range [r object idletime foo] 0 2
+        # RDB files carry it too (the fork stream, and in-process SAVE).
+        r rock evict foo
+        r bgsave
+        waitForBgsave r
+        assert_equal OK [r debug reload nosave]
+        assert_range [r object idletime foo] 0 3
+
+        # LFU: every read counts one (log factor 0), no decay; five reads,
+        # each followed by a clean drop, and the counter on disk is 5 more
+        # (the old behaviour: back to 10 after every drop).
+        r config set maxmemory-policy allkeys-lfu
+        r config set lfu-log-factor 0
+        r config set lfu-decay-time 0
+        r restore baz 0 $dump freq 10
+        r rock evict baz
+        set writes [rock_field writes]
+        set updates [rock_field access_updates]
+        for {set i 0} {$i < 5} {incr i} {
+            assert_equal bar [r get baz]
+            r rock evict baz
+            assert_equal cold [r rock status baz]
+        }
+        assert_equal 15 [r object freq baz]
+        wait_for_condition 50 20 {[rock_field access_updates] == $updates + 5} else {
+            fail "expected 5 access updates, got [expr {[rock_field access_updates] - $updates}]"
+        }
+        assert_equal $writes [rock_field writes]
+        # A drop after no access (OBJECT FREQ does not touch) queues
+        # nothing: the next read's update is the only one the writer
+        # commits (in queue order) after the five.
+        r rock evict baz
+        assert_equal 15 [r object freq baz]
+        r rock evict baz
+        assert_equal bar [r get baz]
+        r rock evict baz
+        wait_for_condition 50 20 {[rock_field access_updates] >= $updates + 6} else {
+            fail "no access update for the sixth read"
+        }
+        assert_equal [expr {$updates + 6}] [rock_field access_updates]
+        assert_equal 16 [r object freq baz]
+        assert_equal $writes [rock_field writes]
+        # Updates held in the writer (not committed yet): the reads in
+        # between and a BGSAVE's child see the newest counter all the same.
+        # (ROCK EVICT waits for its writes; eviction under maxmemory drops
+        # a value after its command without waiting. The limit leaves room
+        # for all but the value: once it is out, no key is deleted.)
+        # 2 MB, built in the server (no 2 MB query buffer held on to), read
+        # by STRLEN (no 2 MB reply held): used memory is steady to well
+        # under the 1 MB the value takes the server over the limit by.
+        r setrange big 1999999 x
+        assert_equal 5 [r object freq big]
+        r rock evict foo big
+        r config set rock-debug-write-delay 2000
+        set updates [rock_field access_updates]
+        r config set maxmemory [expr {[s used_memory] + 1000000}]
+        for {set i 0} {$i < 3} {incr i} {
+            assert_equal 2000000 [r strlen big]
+            wait_for_condition 100 10 {[r rock status big] eq "cold"} else {
+                fail "big was not moved out under maxmemory"
+            }
+        }
+        assert_equal 8 [r object freq big]
+        wait_for_condition 100 10 {[r rock status big] eq "cold"} else {
+            fail "big was not moved out under maxmemory"
+        }
+        assert_equal $updates [rock_field access_updates] ;# all still held
+        r bgsave
+        waitForBgsave r
+        r config set maxmemory 0
+        r config set rock-debug-write-delay 0
+        assert_equal OK [r debug reload nosave]
+        assert_equal 8 [r object freq big]
+        r config set lfu-log-factor 10
+        r config set lfu-decay-time 1
         r config set maxmemory-policy noeviction
     } {OK} {needs:debug needs:save}
 
