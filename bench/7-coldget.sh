@@ -26,6 +26,9 @@
 #   B7_KEYS=500000 B7_VALUE=1000 B7_REQUESTS=200000 B7_WARMUP=50000
 #   B7_CASES="100:8:yes:4 95:50:yes:4 95:50:no:4 25:50:yes:4"
 #            (cold percent : clients : rock-direct-io : rock-io-threads)
+#   B7_POLICY=noeviction (maxmemory-policy of redis-rock from the read of
+#            every key on; allkeys-lfu: the LFU field of values read is
+#            updated on disk, see performance.md)
 #   QUICK=1: 20,000 keys, 5,000 GETs, 2,000 warm-up, two cases
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -36,6 +39,7 @@ requests=${B7_REQUESTS:-$([ "$QUICK" = 1 ] && echo 5000 || echo 200000)}
 warmup=${B7_WARMUP:-$([ "$QUICK" = 1 ] && echo 2000 || echo 50000)}
 cases=${B7_CASES:-$([ "$QUICK" = 1 ] && echo "95:8:yes:4 25:8:no:2" || echo "100:8:yes:4 95:50:yes:4 95:50:no:4 25:50:yes:4")}
 port=${PORT_BASE:-31270}
+policy=${B7_POLICY:-noeviction}
 
 bench_init 7-coldget "cold GETs: throughput, CPU per GET by thread group, context switches"
 files=$BENCH_DIR/7-files
@@ -121,6 +125,9 @@ for x in $cases; do
     # for 25% of 500,000). So every key is read once, in order: the values
     # read last stay in RAM, clean (their disk copy still valid), as after
     # a long read-only run; the cold share is the target.
+    # The policy under test from here: pushing every value out (maxmemory
+    # 1mb) under an allkeys-* policy would have deleted the keys instead.
+    cli "$port" config set maxmemory-policy "$policy" >/dev/null
     cli "$port" config set maxmemory "$maxmem" >/dev/null
     pipe_file getall
     rock_wait_idle "$port" 300
@@ -132,4 +139,4 @@ for x in $cases; do
 done
 rm -rf "$files"
 
-md_write "Data: $keys keys \`key:%012d\`, values of $vsize random bytes (incompressible), loaded with \`redis-cli --pipe\`. Each row: \`redis-benchmark -t get -r $keys -n $requests -c <clients> --threads 1\` (uniformly random keys; rps, p50, p99 from its --csv), after a warm-up of $warmup GETs. Stock 7.0.15 holds everything in RAM. redis-rock: a fresh server per row, \`maxmemory-policy noeviction\`, \`rock-direct-io\` and \`rock-io-threads\` as shown; every value pushed to disk first (\`maxmemory 1mb\`, writer and compactions idle), then \`maxmemory\` = used_cold + (1 - cold_target/100) x (used_hot - used_cold), at least used_cold + RocksDB's memory (\`rocksdb_memory\`, counted against maxmemory) + 4 MB, and every key read once in order (values come back only when read, so starting from all cold a uniform warm-up would need about N x ln(1/cold share) GETs to reach the target; the values read last stay in RAM, clean); cold_percent is the share actually cold after the run. CPU per GET: utime + stime of every server thread from \`/proc/PID/task/*/stat\`, before and after the timed run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), divided by the GETs of the run; $hz ticks a second, so a figure has a resolution of $(calc "1000000 / $hz / $requests" %.2f) µs. cs_per_get: voluntary + involuntary context switches of all server threads over the run, per GET. reads_per_get: RocksDB reads (\`ROCK REPORT reads\`) per GET. disk_blocks_per_read: index, filter and data blocks the readers read from disk (\`rocksdb_*_block_reads\`) per RocksDB read. ratio_rps: rock rps / stock rps at the same client count. The client (redis-benchmark) shares the two cores."
+md_write "Data: $keys keys \`key:%012d\`, values of $vsize random bytes (incompressible), loaded with \`redis-cli --pipe\`. Each row: \`redis-benchmark -t get -r $keys -n $requests -c <clients> --threads 1\` (uniformly random keys; rps, p50, p99 from its --csv), after a warm-up of $warmup GETs. Stock 7.0.15 holds everything in RAM. redis-rock: a fresh server per row, \`maxmemory-policy $policy\` (noeviction while every value is pushed out), \`rock-direct-io\` and \`rock-io-threads\` as shown; every value pushed to disk first (\`maxmemory 1mb\`, writer and compactions idle), then \`maxmemory\` = used_cold + (1 - cold_target/100) x (used_hot - used_cold), at least used_cold + RocksDB's memory (\`rocksdb_memory\`, counted against maxmemory) + 4 MB, and every key read once in order (values come back only when read, so starting from all cold a uniform warm-up would need about N x ln(1/cold share) GETs to reach the target; the values read last stay in RAM, clean); cold_percent is the share actually cold after the run. CPU per GET: utime + stime of every server thread from \`/proc/PID/task/*/stat\`, before and after the timed run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), divided by the GETs of the run; $hz ticks a second, so a figure has a resolution of $(calc "1000000 / $hz / $requests" %.2f) µs. cs_per_get: voluntary + involuntary context switches of all server threads over the run, per GET. reads_per_get: RocksDB reads (\`ROCK REPORT reads\`) per GET. disk_blocks_per_read: index, filter and data blocks the readers read from disk (\`rocksdb_*_block_reads\`) per RocksDB read. ratio_rps: rock rps / stock rps at the same client count. The client (redis-benchmark) shares the two cores."

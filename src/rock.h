@@ -212,16 +212,27 @@ static inline int rockIsCold(const robj *o) {
 
 /* A hot-clean entry's u64 value: bits 0-23 the stamp the sampling orders by
  * (rock_evict.c; the LRU clock of its page-in, renewed from the value's),
- * bits 32-55 the LRU/LFU field of its disk copy, which a clean drop compares
- * with the value's to know whether to update it (rockEvictEntry()). */
+ * bits 32-55 the LRU/LFU field of its disk copy, bit 63 set by TOUCH; a
+ * clean drop looks at both to know whether to update the record's field
+ * (rockEvictEntry()). */
+#define ROCK_CLEAN_TOUCHED (1ULL << 63)
 static inline unsigned int rockCleanStamp(dictEntry *ce) {
     return dictGetUnsignedIntegerVal(ce) & 0xffffff;
 }
 static inline unsigned int rockCleanDiskField(dictEntry *ce) {
     return (dictGetUnsignedIntegerVal(ce) >> 32) & 0xffffff;
 }
-static inline void rockCleanSet(dictEntry *ce, unsigned int stamp, unsigned int disk_field) {
+static inline int rockCleanTouched(dictEntry *ce) {
+    return (dictGetUnsignedIntegerVal(ce) & ROCK_CLEAN_TOUCHED) != 0;
+}
+static inline void rockCleanInit(dictEntry *ce, unsigned int stamp, unsigned int disk_field) {
     dictSetUnsignedIntegerVal(ce, ((uint64_t)(disk_field & 0xffffff) << 32) | (stamp & 0xffffff));
+}
+static inline void rockCleanSetStamp(dictEntry *ce, unsigned int stamp) {
+    dictSetUnsignedIntegerVal(ce, (dictGetUnsignedIntegerVal(ce) & ~0xffffffULL) | (stamp & 0xffffff));
+}
+static inline void rockCleanMarkTouched(dictEntry *ce) {
+    dictSetUnsignedIntegerVal(ce, dictGetUnsignedIntegerVal(ce) | ROCK_CLEAN_TOUCHED);
 }
 
 /* rock_store.c: sentinels, record format, RocksDB primitives. */

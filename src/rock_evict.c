@@ -117,7 +117,7 @@ static void rockSampleClean(redisDb *db, int volatile_only, dictEntry **best, un
         /* Hot, and moved out once already: only its access time matters. */
         dictEntry *de = dictFind(db->dict, key);
         if (de == NULL || rockIsCold(dictGetVal(de))) continue;
-        if (stamped) rockCleanSet(samples[j], ((robj *)dictGetVal(de))->lru, rockCleanDiskField(samples[j]));
+        if (stamped) rockCleanSetStamp(samples[j], ((robj *)dictGetVal(de))->lru);
         rockKeepColdest(db, de, best, best_score);
     }
 }

@@ -120,11 +120,18 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
     dictEntry *ce = dictSize(rdb->clean) ? dictFind(rdb->clean, key) : NULL;
     if (ce) {
         /* Clean re-eviction: the disk copy is the same value. No value
-         * write, so it goes on while writes can't (a full disk). If the
-         * value's LRU/LFU field moved on while in RAM (accesses, a module's
-         * RM_SetLRU), a 3-byte merge updates the record's, when the disk
-         * can take it; otherwise the record keeps its older field. */
-        if (val->lru != rockCleanDiskField(ce) && !rock.write_error && rockDiskHasRoom()) {
+         * write, so it goes on while writes can't (a full disk). The
+         * record's LRU/LFU field is updated (a 3-byte merge) when the
+         * value's moved on while in RAM and either the policy is LFU (its
+         * counter decides what stays in RAM) or TOUCH set it (that is
+         * TOUCH's job); not for reads under other policies, where it would
+         * cost a write and a second block read per cold read (the idle time
+         * of a cold key is then that of its last write; see
+         * docs/performance.md, "Access-field updates"). Not while the disk
+         * can't take it either. */
+        int lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
+        if (val->lru != rockCleanDiskField(ce) && (lfu || rockCleanTouched(ce)) && !rock.write_error &&
+            rockDiskHasRoom()) {
             sds skey = rockStorageKey(db->id, key);
             rockWriteAccess(skey, val->lru);
             sdsfree(skey);
@@ -199,7 +206,7 @@ void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
         sdsfree(ckey);
         ce = existing;
     }
-    rockCleanSet(ce, LRU_CLOCK(), val->lru); /* val->lru: its record's, untouched yet */
+    rockCleanInit(ce, LRU_CLOCK(), val->lru); /* val->lru: its record's, untouched yet */
     rockTouched(db, dictGetKey(de));
     rockEvictNoteHot(db, dictGetKey(de));
     rdb->cold--;
@@ -478,10 +485,18 @@ void rockSwapDbs(int id1, int id2) {
     rock.sweep_all = 1;
 }
 
+/* TOUCH ran on a hot-clean value: its clean drop is to update the record's
+ * access field whatever the policy (rockEvictEntry()). */
+static void rockMarkTouched(redisDb *db, sds key) {
+    dict *clean = rock.dbs[db->id].clean;
+    dictEntry *ce = dictSize(clean) ? dictFind(clean, key) : NULL;
+    if (ce) rockCleanMarkTouched(ce);
+}
+
 /* call() wraps every command execution, nested ones included. For a write
- * command (or any command in evict-all mode) the keys it names are taken
- * before it runs: afterwards its argv may be rewritten for propagation or
- * re-encoded, and key extraction must not look at that. Frames nest like
+ * command or TOUCH (or any command in evict-all mode) the keys it names are
+ * taken before it runs: afterwards its argv may be rewritten for propagation
+ * or re-encoded, and key extraction must not look at that. Frames nest like
  * call() itself. */
 typedef struct rockCallFrame {
     client *prev;
@@ -511,7 +526,7 @@ client *rockCallEnter(client *c) {
     f->nkeys = 0;
     if (!rock.db) return prev;
     if (!rock.debug_evict_all &&
-        !((c->cmd->flags & CMD_WRITE) && rockAnyClean()))
+        !(((c->cmd->flags & CMD_WRITE) || c->cmd->proc == touchCommand) && rockAnyClean()))
         return prev;
 
     getKeysResult result = GETKEYS_RESULT_INIT;
@@ -546,9 +561,11 @@ void rockCallLeave(client *c, client *prev, long long dirty_before) {
         redisCommandProc *p = c->cmd->proc;
         if (p == debugCommand || p == moveCommand || p == copyCommand) rock.sweep_all = 1;
     }
+    int touch = c->cmd->proc == touchCommand;
     for (int j = 0; j < f.nkeys; j++) {
         if (modified) rockKeyModified(c->db, f.keys[j]);
         else rockTouched(c->db, f.keys[j]->ptr);
+        if (touch) rockMarkTouched(c->db, f.keys[j]->ptr);
         decrRefCount(f.keys[j]);
     }
     zfree(f.keys);

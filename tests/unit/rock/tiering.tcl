@@ -261,11 +261,13 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set maxmemory-policy noeviction
     } {OK} {needs:debug needs:save}
 
-    test {Reads of a cold value keep its access time and LFU counter on disk, with no value write} {
-        # A value paged in by a read and dropped again unchanged is not
-        # written again (a clean drop), but the access field of its record
-        # is: a read between drops must count, or a value read often and
-        # never written keeps the idle time and counter of its last write.
+    test {A cold value's LFU counter counts its reads, TOUCH its access time, with no value write} {
+        # A value paged in and dropped again unchanged is not written again
+        # (a clean drop). Under an LFU policy its record's access field is
+        # updated (a 3-byte merge, access_updates), or a value read often and
+        # never written would keep the counter of its last write; TOUCH
+        # updates it under any policy. A read under an LRU policy does not
+        # (it would cost a write per cold read: docs/performance.md).
         r flushall
         r config set maxmemory-policy allkeys-lru
         r set foo bar
@@ -279,13 +281,17 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         assert_equal hot-clean [r rock status foo]
         r rock evict foo
         assert_equal cold [r rock status foo]
+        assert_range [r object idletime foo] 1000 1010
+        assert_equal $updates [rock_field access_updates]
+        r rock evict foo
+        assert_equal 1 [r touch foo]
+        r rock evict foo
         # Read again straight away, before or after the update commits:
         # the value comes back with the new access time either way.
-        r object idletime foo
         assert_range [r object idletime foo] 0 2
         r rock evict foo
         wait_for_condition 50 20 {[rock_field access_updates] >= $updates + 1} else {
-            fail "no access update"
+            fail "no access update after TOUCH"
         }
         assert_equal $writes [rock_field writes]
         assert_range [r object idletime foo] 0 2
