@@ -26,7 +26,6 @@
 #define ROCK_AHEAD_MIN_CAP (1024 * 1024)
 #define ROCK_AHEAD_MAX_CAP (64 * 1024 * 1024)
 
-size_t objectComputeSize(robj *key, robj *o, size_t sample_size, int dbid); /* object.c (MEMORY USAGE) */
 
 /* Bytes read-ahead may page in for one client at a time: a sixteenth of
  * maxmemory, between 1 MB and 64 MB (64 MB with no maxmemory). Without it

@@ -177,7 +177,6 @@ int rockIsPinned(redisDb *db, sds key) {
 }
 
 static redisDb *rockDbBySid(uint32_t sid);
-size_t objectComputeSize(robj *key, robj *o, size_t sample_size, int dbid); /* object.c */
 
 /* The RAM of the values pinned now (sampled as MEMORY USAGE does). Eviction
  * asks it only once nothing else could move: a page-in that took memory

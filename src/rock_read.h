@@ -17,6 +17,10 @@
 #define ROCK_READ_NOTFOUND 1
 #define ROCK_READ_ERROR 2
 
+/* object.c (MEMORY USAGE): the RAM of a value, sampled. Read-ahead's byte
+ * cap and the pinned values' memory count with it. */
+size_t objectComputeSize(robj *key, robj *o, size_t sample_size, int dbid);
+
 typedef struct rockReadJob {
     sds skey;          /* RocksDB key: storage id + key */
     sds key;           /* key name */

@@ -64,7 +64,7 @@ typedef struct rockWriteOp {
     sds end;                 /* range: end (exclusive) */
     rockPendingValue *pv;    /* put: the value */
     size_t cost;             /* delete, access: RAM it holds until committed */
-    unsigned char field[3];  /* access: the merge operand */
+    unsigned int lru;        /* access: the new LRU/LFU field */
 } rockWriteOp;
 
 /* One committed batch handed back to the main thread, or (notice set) the
@@ -134,7 +134,9 @@ static void rockCommitBatch(rockWriteBatch *b) {
         } else if (op->kind == ROCK_OP_DELETE) {
             rocksdb_writebatch_delete(wb, op->skey, sdslen(op->skey));
         } else if (op->kind == ROCK_OP_ACCESS) {
-            rocksdb_writebatch_merge(wb, op->skey, sdslen(op->skey), (const char *)op->field, sizeof(op->field));
+            unsigned char operand[3];
+            rockAccessOperand(op->lru, operand);
+            rocksdb_writebatch_merge(wb, op->skey, sdslen(op->skey), (const char *)operand, sizeof(operand));
         } else {
             rocksdb_writebatch_delete_range(wb, op->skey, sdslen(op->skey), op->end, sdslen(op->end));
             ranges++;
@@ -349,7 +351,7 @@ void rockWriteAccess(sds skey, unsigned int lru) {
     rockWriteOp *op = zcalloc(sizeof(*op));
     op->kind = ROCK_OP_ACCESS;
     op->skey = sdsdup(skey);
-    rockAccessOperand(lru, op->field);
+    op->lru = lru;
     /* The op, its key, a list node and an entry of the access dict (keyed
      * by the op's own key copy). */
     op->cost = sizeof(*op) + sdsZmallocSize(op->skey) + sizeof(listNode) + sizeof(dictEntry);
@@ -366,7 +368,7 @@ int rockPendingAccess(sds skey, unsigned int *lru) {
     if (rock_wr.access == NULL || dictSize(rock_wr.access) == 0) return 0;
     rockWriteOp *op = dictFetchValue(rock_wr.access, skey);
     if (op == NULL) return 0;
-    *lru = ((unsigned int)op->field[0] << 16) | ((unsigned int)op->field[1] << 8) | op->field[2];
+    *lru = op->lru;
     return 1;
 }
 
