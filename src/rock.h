@@ -25,6 +25,13 @@
 
 #define ROCK_OBJ_TYPES 7 /* OBJ_STRING .. OBJ_STREAM */
 
+/* Record formats (rock_store.c, rock_split.c): every record starts with a
+ * format byte, the encoding the value had in RAM and its LRU/LFU field. */
+#define ROCK_FORMAT_V2 2    /* a whole value: RDB type byte + payload */
+#define ROCK_FORMAT_SPLIT 3 /* a collection's metadata; elements apart */
+#define ROCK_HEADER_LEN 5   /* format, encoding, LRU/LFU field */
+#define ROCK_SPLIT_BIT 0x80000000u /* storage ids of element records */
+
 /* rockEvictEntry() results. */
 #define ROCK_EVICT_OK 0       /* moved to disk (or dropped: clean copy on disk) */
 #define ROCK_EVICT_ALREADY 1  /* already cold */
@@ -45,6 +52,9 @@ typedef struct rockDb {
                         * of their next eviction supersedes it; a delete or
                         * expiry of the key deletes it */
     long long cold;    /* keys whose value is on disk */
+    dict *split;       /* keys whose disk copy (committed or pending) is
+                        * stored element by element, each with a u64: the
+                        * version of its elements (rock_split.c) */
 } rockDb;
 
 /* Counters reset by CONFIG RESETSTAT. */
@@ -73,6 +83,12 @@ typedef struct rockStats {
     long long master_resyncs; /* master links dropped: a read for its command failed */
     long long external_overshoots; /* eviction calls that found memory over
                                     * maxmemory by RocksDB's own memory only */
+    long long split_writes;     /* collections written element by element */
+    long long element_writes;   /* ...their element records */
+    long long split_loads;      /* split collections paged in whole */
+    long long element_reads;    /* element records read (page-ins, point reads) */
+    long long point_reads;      /* commands served from element records
+                                 * without paging the collection in */
 } rockStats;
 
 /* Block-cache hits and block reads of the reader threads' RocksDB reads, by
@@ -92,6 +108,7 @@ struct rockState {
     int enabled;                     /* rock-enabled */
     char *dir;                       /* rock-dir as configured ("": rock-<port>) */
     long long min_value_size;        /* rock-min-value-size */
+    long long split_min_elements;    /* rock-split-min-elements */
     int io_threads;                  /* rock-io-threads */
     int read_ahead;                  /* rock-read-ahead */
     unsigned long long block_cache_size; /* rock-block-cache-size */
@@ -128,6 +145,10 @@ struct rockState {
 
     /* Keyspace side (rock_store.c, rock_keys.c). */
     robj *cold[ROCK_OBJ_TYPES];      /* the shared sentinel of each type */
+    robj *point_value;               /* a cold collection's named elements,
+                                      * standing in for it while a point
+                                      * read runs (rock_point.c) */
+    uint64_t next_split_version;     /* version of the next split write */
     rockDb *dbs;                     /* server.dbnum entries */
     uint32_t next_sid;               /* next unused storage id */
     client *executing_client;        /* client whose command call() runs */
@@ -203,11 +224,21 @@ static inline int rockThreadSleep(pthread_mutex_t *lock, pthread_cond_t *cond, i
     return stopped;
 }
 
+/* rock_point.c: point reads of split collections, around call(). */
+void rockPointEnter(client *c);
+void rockPointLeave(void);
+
 /* True when `o` is a cold sentinel: the value lives in RocksDB. */
 static inline int rockIsCold(const robj *o) {
     if (o->type == OBJ_MODULE)
         return ((const moduleValue *)o->ptr)->value == (void *)&rock_module_cold_marker;
     return o->type < ROCK_OBJ_TYPES && o == rock.cold[o->type];
+}
+
+/* ...or the stand-in of a cold collection while a point read runs
+ * (rock_point.c): for the hooks that drop a key's disk copy. */
+static inline int rockIsColdOrPoint(const robj *o) {
+    return rockIsCold(o) || o == rock.point_value;
 }
 
 /* A hot-clean entry's u64 value: bits 0-23 the stamp the sampling orders by
@@ -260,6 +291,18 @@ void rockStoreHarvestBlockCounts(void);
 long long rockStoreBlockCountsPending(void);
 const char *rockBlockCountName(int i);
 
+/* rock_split.c: big collections element by element (storage layer). */
+int rockSplitEligible(robj *val);
+sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen);
+sds rockSplitPrefixEnd(const sds prefix);
+sds rockSplitElementKey(sds buf, const char *skey, size_t sklen, uint64_t version, const char *ele, size_t elen);
+int rockSplitIsMeta(const char *rec, size_t len);
+void rockSplitMetaInfo(const char *rec, uint64_t *version, uint64_t *count);
+int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, const char *rec, size_t len,
+                   uint64_t version, long long *elements);
+sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
+                      char **err, int *err_owned, long long *elements);
+
 /* rock_keys.c: values moving, and the keyspace hooks. */
 int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key);
 int rockPrepareNested(client *c, sds *err);
@@ -294,7 +337,8 @@ void rockWriteDetachChild(void);
 void rockReadDetachChild(void);
 void rockWriteResume(void);
 int rockWriteDirty(void);
-void rockWritePut(sds skey, sds rec);
+void rockWritePut(sds skey, sds rec, uint64_t split_version);
+void rockWriteDeleteElements(sds skey);
 void rockWriteDelete(sds skey);
 void rockWriteAccess(sds skey, unsigned int lru);
 int rockPendingAccess(sds skey, unsigned int *lru);

@@ -143,6 +143,10 @@ void rockReadAhead(client *c) {
                 dictEntry *de = dictFind(db->dict, key->ptr);
                 if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
                 if (!rockKeyRefNeedsValue(cmd, result.keys[j].flags)) continue;
+                /* A collection stored element by element is big: not paged
+                 * in whole ahead of a command that may read one element. */
+                dict *split = rock.dbs[db->id].split;
+                if (dictSize(split) && dictFind(split, key->ptr)) continue;
                 sds skey = rockStorageKey(db->id, key->ptr);
                 if (dictFind(rock_io.inflight, skey) || rockPendingGet(skey)) {
                     /* In flight already, or in RAM in the pending buffer. */

@@ -188,12 +188,31 @@ static void *rockStreamThread(void *arg) {
             const char *k = rocksdb_iter_key(it, &klen);
             if (klen < 4 || memcmp(k, prefix, 4) != 0) break;
             const char *v = rocksdb_iter_value(it, &vlen);
+            /* A collection stored element by element goes to the child
+             * whole, its elements read from the same snapshot. */
+            sds whole = NULL;
+            if (rockSplitIsMeta(v, vlen)) {
+                char *err;
+                int owned;
+                whole = rockSplitAssemble(k, klen, v, vlen, rock_fork.ropts, &err, &owned, NULL);
+                if (whole == NULL) {
+                    rock_fork.error = zstrdup(err);
+                    if (owned) rocksdb_free(err);
+                    rockStreamPutLen(&o, ROCK_STREAM_ERROR);
+                    ok = 0;
+                    break;
+                }
+                v = whole;
+                vlen = sdslen(whole);
+            }
             ok = rockStreamPutLen(&o, (uint32_t)(klen - 4)) == 0 &&
                  rockStreamPut(&o, k + 4, klen - 4) == 0 &&
                  rockStreamPutLen(&o, (uint32_t)vlen) == 0 &&
                  rockStreamPut(&o, v, vlen) == 0;
+            sdsfree(whole);
         }
         char *err = NULL;
+        if (!ok) break;
         rocksdb_iter_get_error(it, &err);
         if (err) {
             rock_fork.error = zstrdup(err);

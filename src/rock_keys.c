@@ -73,6 +73,21 @@ int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key) 
  * Evict and load
  * ------------------------------------------------------------------------ */
 
+/* `key`'s disk copy is now version `version` of a split collection. */
+static void rockSplitNote(rockDb *rdb, sds key, uint64_t version) {
+    dictEntry *existing, *se = dictAddRaw(rdb->split, key, &existing);
+    if (se) dictSetKey(rdb->split, se, sdsdup(key));
+    else se = existing;
+    dictSetUnsignedIntegerVal(se, version);
+}
+
+/* `key`'s disk copy is no longer split (deleted, or about to be replaced
+ * by a whole value): its element records are deleted. */
+static void rockSplitForget(rockDb *rdb, sds key, sds skey) {
+    if (dictSize(rdb->split) == 0 || dictDelete(rdb->split, key) != DICT_OK) return;
+    rockWriteDeleteElements(skey);
+}
+
 /* Size of a compact encoding's blob (its RDB payload is about that), or -1
  * when the value is not in a compact encoding (then it is not small). */
 static long long rockCompactSize(robj *val) {
@@ -149,11 +164,15 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
             return ROCK_EVICT_SMALL;
         }
         /* Queued for the writer thread; served from the pending buffer
-         * until committed. The put supersedes an outdated record. */
+         * until committed. The put supersedes an outdated record (a split
+         * one's older elements included: rock_split.c). */
         if (dictSize(rdb->stale)) dictDelete(rdb->stale, key);
         sds skey = rockStorageKey(db->id, key);
         rockVoidRead(skey);
-        rockWritePut(skey, rec);
+        uint64_t version = rockSplitEligible(val) ? rock.next_split_version++ : 0;
+        if (version) rockSplitNote(rdb, key, version);
+        else rockSplitForget(rdb, key, skey);
+        rockWritePut(skey, rec, version);
         sdsfree(skey);
     }
     dictSetVal(db->dict, de, sentinel);
@@ -338,7 +357,7 @@ void rockKeyRemoved(redisDb *db, sds key, robj *val) {
     if (!rock.db) return;
     rockDb *rdb = &rock.dbs[db->id];
     int had_copy = 0;
-    if (rockIsCold(val)) {
+    if (rockIsColdOrPoint(val)) {
         rdb->cold--;
         had_copy = 1;
     } else if (dictSize(rdb->clean) && dictDelete(rdb->clean, key) == DICT_OK) {
@@ -350,6 +369,7 @@ void rockKeyRemoved(redisDb *db, sds key, robj *val) {
         sds skey = rockStorageKey(db->id, key);
         rockVoidRead(skey);
         rockWriteDelete(skey);
+        rockSplitForget(rdb, key, skey);
         sdsfree(skey);
     }
 }
@@ -367,6 +387,7 @@ static void rockOutdateCopy(redisDb *db, sds key, robj *val) {
     if (dictSize(rdb->stale)) dictDelete(rdb->stale, key);
     sds skey = rockStorageKey(db->id, key);
     rockWriteDelete(skey);
+    rockSplitForget(rdb, key, skey);
     sdsfree(skey);
 }
 
@@ -377,7 +398,7 @@ void rockKeyOverwritten(redisDb *db, sds key, robj *old, robj *val) {
     if (!rock.db) return;
     rockDb *rdb = &rock.dbs[db->id];
     int had_copy = 0;
-    if (rockIsCold(old)) {
+    if (rockIsColdOrPoint(old)) {
         rdb->cold--;
         /* A read of the old value in flight must not land. A pending put
          * of it stays queued and is superseded like the record. */
@@ -464,6 +485,7 @@ void rockEmptyDbs(redisDb *dbarray, int dbnum) {
         rdb->cold = 0;
         dictEmpty(rdb->clean, NULL);
         dictEmpty(rdb->stale, NULL);
+        dictEmpty(rdb->split, NULL);
         rockVoidReadsOfSid(old);
         if (dbnum != -1 || streaming) {
             rockPendingDropSid(old);
@@ -525,6 +547,8 @@ client *rockCallEnter(client *c) {
     f->keys = NULL;
     f->nkeys = 0;
     if (!rock.db) return prev;
+    /* A point read of a cold collection: its elements stand in for it. */
+    if (rock_frames_depth == 1 && c->rock) rockPointEnter(c);
     if (!rock.debug_evict_all &&
         !(((c->cmd->flags & CMD_WRITE) || c->cmd->proc == touchCommand) && rockAnyClean()))
         return prev;
@@ -547,6 +571,7 @@ client *rockCallEnter(client *c) {
 void rockCallLeave(client *c, client *prev, long long dirty_before) {
     rock.executing_client = prev;
     rockCallFrame f = rock_frames[--rock_frames_depth];
+    if (rock_frames_depth == 0) rockPointLeave();
     serverAssert(f.prev == prev);
     /* A write command may modify a value without signalModifiedKey() (stream
      * consumer group state), and even without counting a change in

@@ -72,6 +72,23 @@ static void rockReaderLogError(const char *err) {
     else serverLog(LL_WARNING, "rock: RocksDB read failed: %s", err);
 }
 
+/* A collection stored element by element came back as its metadata
+ * record: read its elements and make the whole-value record of it. */
+static void rockReaderAssemble(rockReadJob *job) {
+    if (!rockSplitIsMeta(job->rec, sdslen(job->rec))) return;
+    char *err;
+    int owned;
+    sds whole = rockSplitAssemble(job->skey, sdslen(job->skey), job->rec, sdslen(job->rec), rock.ropts_nofill, &err,
+                                  &owned, &job->elements);
+    sdsfree(job->rec);
+    job->rec = whole;
+    if (whole == NULL) {
+        rockReaderLogError(err);
+        if (owned) rocksdb_free(err);
+        job->status = ROCK_READ_ERROR;
+    }
+}
+
 static void *rockReaderMain(void *arg) {
     UNUSED(arg);
     rockThreadInit("rock_reader");
@@ -111,32 +128,39 @@ static void *rockReaderMain(void *arg) {
         /* Tests widen the window in which a read is in flight. */
         if (rock.debug_read_delay_ms)
             rockThreadSleep(&rock_io.lock, &rock_io.stop_cond, &rock_io.stop, rock.debug_read_delay_ms);
-        int fill = 0;
-        for (int j = 0; j < n; j++) {
-            keys[j] = batch[j]->skey;
-            klens[j] = sdslen(batch[j]->skey);
-            fill |= batch[j]->fill;
-        }
+        int fill = 0, m = 0;
+        rockReadJob *whole[ROCK_READ_BATCH];
         if (rock.db == NULL) {
             /* The store could not be recreated (rockResetStore): fail. */
             for (int j = 0; j < n; j++) batch[j]->status = ROCK_READ_ERROR;
             goto handback;
         }
-        rocksdb_multi_get(rock.db, fill ? rock.ropts : rock.ropts_nofill, n, keys, klens, vals, vlens, errs);
-        rockStoreCountBatch();
         for (int j = 0; j < n; j++) {
+            if (batch[j]->point) { /* its own MultiGet: metadata + elements */
+                rockPointRead(batch[j]);
+                continue;
+            }
+            whole[m] = batch[j];
+            keys[m] = batch[j]->skey;
+            klens[m++] = sdslen(batch[j]->skey);
+            fill |= batch[j]->fill;
+        }
+        if (m) rocksdb_multi_get(rock.db, fill ? rock.ropts : rock.ropts_nofill, m, keys, klens, vals, vlens, errs);
+        for (int j = 0; j < m; j++) {
             if (errs[j]) {
                 rockReaderLogError(errs[j]);
                 rocksdb_free(errs[j]);
-                batch[j]->status = ROCK_READ_ERROR;
+                whole[j]->status = ROCK_READ_ERROR;
             } else if (vals[j] == NULL) {
-                batch[j]->status = ROCK_READ_NOTFOUND;
+                whole[j]->status = ROCK_READ_NOTFOUND;
             } else {
-                batch[j]->rec = sdsnewlen(vals[j], vlens[j]);
-                batch[j]->status = ROCK_READ_OK;
+                whole[j]->rec = sdsnewlen(vals[j], vlens[j]);
+                whole[j]->status = ROCK_READ_OK;
                 rocksdb_free(vals[j]);
+                rockReaderAssemble(whole[j]);
             }
         }
+        rockStoreCountBatch();
 
 handback:
         pthread_mutex_lock(&rock_io.lock);
@@ -237,6 +261,7 @@ void rockFreeClient(client *c) {
     if (c->rock == NULL) return;
     rockUnpinAll(c);
     rockLeaveQueues(c);
+    rockPointDrop(c);
     listRelease(c->rock->places);
     listRelease(c->rock->pins);
     sdsfree(c->rock->failed_key);
@@ -256,6 +281,7 @@ void rockCacheMaster(client *c) {
     rockResumeRead(c);
     rockUnpinAll(c);
     rockLeaveQueues(c);
+    rockPointDrop(c);
     sdsfree(c->rock->failed_key);
     c->rock->failed_key = NULL;
 }
@@ -277,6 +303,7 @@ void rockMasterLinkLost(client *c) {
 void rockCommandProcessed(client *c) {
     if (c->rock == NULL) return;
     rockResumeRead(c);
+    rockPointDrop(c);
     if (listLength(c->rock->places)) rockLeaveQueues(c);
     if (listLength(c->rock->pins)) rockUnpinAll(c);
 }
@@ -365,7 +392,7 @@ void rockVoidReadsOfSid(uint32_t sid) {
         rockReadJob *job = listNodeValue(ln);
         if (job->sid == sid && !job->voided) {
             job->voided = 1;
-            dictDelete(rock_io.inflight, job->skey);
+            if (!job->point) dictDelete(rock_io.inflight, job->skey);
         }
     }
 }
@@ -386,6 +413,10 @@ static void rockMarkAccessed(robj *val) {
 }
 
 static void rockCompleteJob(rockReadJob *job) {
+    if (job->point) {
+        rockPointComplete(job);
+        return;
+    }
     if (!job->voided) dictDelete(rock_io.inflight, job->skey);
     listDelNode(rock_io.jobs, job->node);
 
@@ -397,6 +428,11 @@ static void rockCompleteJob(rockReadJob *job) {
         if (job->status == ROCK_READ_OK) {
             rock.stats.reads++;
             rock.stats.read_bytes += sdslen(job->rec);
+            if (job->elements) {
+                rock.stats.split_loads++;
+                rock.stats.element_reads += job->elements;
+                rock.stats.reads += job->elements;
+            }
             if (job->has_access) rockRecordSetAccess(job->rec, job->access);
             robj *val = rockDeserialize(job->rec, job->key, db->id);
             /* A read-ahead value over its client's byte cap stays on disk. */
@@ -590,7 +626,7 @@ typedef struct rockWatchedKey {
  * return value), and each key's lock key added to `locks`, with *behind set
  * when another client waits ahead on one of them. */
 static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj **argv, int argc,
-                          list *locks, int *behind) {
+                          list *locks, int *behind, int point_ok) {
     getKeysResult result = GETKEYS_RESULT_INIT;
     int n = getKeysFromCommandWithSpecs(cmd, argv, argc, GET_KEYSPEC_DEFAULT, &result);
     int queued = 0;
@@ -608,6 +644,13 @@ static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj
         if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
         /* Judged per key reference: O(keys), even for MGET of many keys. */
         if (!rockKeyRefNeedsValue(cmd, result.keys[j].flags)) continue;
+        /* A point read of a collection stored element by element reads
+         * those elements only (a command alone, not in a transaction). */
+        int point = point_ok ? rockPointPrepare(c, db, cmd, argv, argc, de) : -1;
+        if (point >= 0) {
+            queued += point;
+            continue;
+        }
         queued += rockNeedKey(c, db, de, key->ptr);
     }
     getKeysFreeResult(&result);
@@ -763,7 +806,7 @@ static int rockPrepare(client *c) {
                     continue;
                 }
                 if (rockIsBarrierCommand(mc->cmd)) barrier = 1;
-                queued += rockPrepareOne(c, db, mc->cmd, mc->argv, mc->argc, locks, &behind);
+                queued += rockPrepareOne(c, db, mc->cmd, mc->argv, mc->argc, locks, &behind, 0);
             }
             /* EXEC's outcome depends on its WATCHed keys too: a later write
              * to one of them must not abort it by overtaking it. */
@@ -778,7 +821,7 @@ static int rockPrepare(client *c) {
             }
         }
     } else {
-        queued = rockPrepareOne(c, c->db, c->cmd, c->argv, c->argc, locks, &behind);
+        queued = rockPrepareOne(c, c->db, c->cmd, c->argv, c->argc, locks, &behind, 1);
     }
 
     int holding = c->rock && listLength(c->rock->places);

@@ -34,6 +34,17 @@ typedef struct rockReadJob {
     uint64_t ahead_client; /* ...of this client (id: it may be gone by then) */
     int fill;          /* more reads of this client are due (read-ahead, several
                         * keys of one command): keep its block in the block cache */
+    long long elements;/* a split collection read whole: its element records */
+    /* A point read (rock_point.c): the metadata record and the elements a
+     * command names, without paging the collection in. Never shared, never
+     * in rock_io.inflight: its version tells a stale result. */
+    int point;
+    int nkeys;         /* pkeys[0]: the metadata record; then the elements */
+    sds *pkeys;
+    sds *pvals;        /* results (NULL: no such record) */
+    uint64_t version;  /* the split version the elements were asked of */
+    struct redisCommand *cmd;
+    int argc;
     list *waiters;     /* clients blocked on this read */
     listNode *node;    /* in rock_io.jobs */
     monotime start;
@@ -51,6 +62,7 @@ typedef struct rockClientState {
     listNode *write_wait; /* in rock_io.write_waiters: its write waits for the writer */
     int ahead_inflight;   /* its read-ahead jobs not yet completed */
     long long ahead_bytes; /* bytes read ahead for it in this window (rock_ahead.c) */
+    struct rockPointStash *point; /* elements read for its next run (rock_point.c) */
 } rockClientState;
 
 /* The read path's state, defined in rock_read.c. */
@@ -91,6 +103,13 @@ void rockTakePlace(client *c, sds lk);
 int rockFirstEverywhere(client *c);
 void rockMaybeWake(client *c);
 void rockLeaveQueues(client *c);
+
+/* rock_point.c: point reads of collections stored element by element. */
+int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **argv, int argc, dictEntry *de);
+void rockPointRead(rockReadJob *job);
+void rockPointComplete(rockReadJob *job);
+void rockPointFreeJob(rockReadJob *job);
+void rockPointDrop(client *c);
 
 /* rock_ahead.c: read-ahead of a waiting client's pipeline. */
 void rockReadAhead(client *c);

@@ -18,7 +18,7 @@ typedef struct rockFigure {
     int is_percent;
 } rockFigure;
 
-#define ROCK_MAX_FIGURES 80
+#define ROCK_MAX_FIGURES 96
 
 /* ---------------------------------------------------------------------------
  * Counters and latency
@@ -119,13 +119,14 @@ size_t rockExternalMemory(void) {
 
 static int rockCollectFigures(rockFigure *f) {
     int n = 0;
-    long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0, stale = 0;
+    long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0, stale = 0, split = 0;
     for (int j = 0; j < server.dbnum; j++) {
         keys += dictSize(server.db[j].dict);
         expires += dictSize(server.db[j].expires);
         if (rock.dbs) {
             clean += dictSize(rock.dbs[j].clean);
             stale += dictSize(rock.dbs[j].stale);
+            split += dictSize(rock.dbs[j].split);
         }
     }
     long long memtables = rockDbProperty("rocksdb.cur-size-all-mem-tables");
@@ -150,6 +151,12 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"write_bytes", rock.stats.write_bytes};
     f[n++] = (rockFigure){"lzf_skipped", rock.stats.lzf_skipped};
     f[n++] = (rockFigure){"deletes", rock.stats.deletes};
+    f[n++] = (rockFigure){"split_keys", split};
+    f[n++] = (rockFigure){"split_writes", rock.stats.split_writes};
+    f[n++] = (rockFigure){"element_writes", rock.stats.element_writes};
+    f[n++] = (rockFigure){"split_loads", rock.stats.split_loads};
+    f[n++] = (rockFigure){"element_reads", rock.stats.element_reads};
+    f[n++] = (rockFigure){"point_reads", rock.stats.point_reads};
     f[n++] = (rockFigure){"access_updates", rock.stats.access_updates};
     f[n++] = (rockFigure){"errors", rock.stats.errors};
     f[n++] = (rockFigure){"write_batches", rock.stats.write_batches};
@@ -374,9 +381,22 @@ void rockStatusCommand(client *c) {
 void rockDiskkeysCommand(client *c) {
     if (!rockRequireEnabled(c)) return;
     rockWriteFlush(); /* count what is queued too */
+    /* DISKKEYS: one record per cold key (a whole value, or a split
+     * collection's metadata); DISKELEMENTS: split collections' elements,
+     * whose storage ids have ROCK_SPLIT_BIT set (rock_split.c). */
+    int elements = !strcasecmp(c->argv[1]->ptr, "diskelements");
+    unsigned char bound[4];
+    rockPutSid(bound, ROCK_SPLIT_BIT);
     long long n = 0;
     rocksdb_iterator_t *it = rocksdb_create_iterator(rock.db, rock.ropts);
-    for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it); rocksdb_iter_next(it)) n++;
+    if (elements) rocksdb_iter_seek(it, (const char *)bound, sizeof(bound));
+    else rocksdb_iter_seek_to_first(it);
+    for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+        size_t klen;
+        const char *k = rocksdb_iter_key(it, &klen);
+        if (!elements && klen >= 1 && (unsigned char)k[0] >= bound[0]) break;
+        n++;
+    }
     char *err = NULL;
     rocksdb_iter_get_error(it, &err);
     rocksdb_iter_destroy(it);
@@ -399,7 +419,9 @@ void rockCommand(client *c) {
 "LOAD <key> [<key> ...]",
 "    Page the values of the keys back into RAM. Returns how many are in RAM.",
 "DISKKEYS",
-"    Count the records in RocksDB exactly (iterates them all: O(N)).",
+"    Count the key records in RocksDB exactly (iterates them all: O(N)).",
+"DISKELEMENTS",
+"    Count the element records of collections stored element by element.",
 "STATUS <key>",
 "    Return hot, hot-clean (in RAM and unchanged on disk) or cold (on disk).",
 NULL

@@ -24,8 +24,6 @@
 #include "server.h"
 #include "rdb.h"
 
-#define ROCK_FORMAT_V2 2
-#define ROCK_HEADER_LEN 5 /* format, encoding, LRU/LFU field */
 
 /* ---------------------------------------------------------------------------
  * Sentinels and per-db state
@@ -57,7 +55,9 @@ void rockStoreInit(void) {
         rock.dbs[j].sid = j;
         rock.dbs[j].clean = dictCreate(&setDictType);
         rock.dbs[j].stale = dictCreate(&setDictType);
+        rock.dbs[j].split = dictCreate(&setDictType);
     }
+    rock.next_split_version = 1;
     rock.next_sid = server.dbnum;
     rock.decode_client = createClient(NULL);
     rock.wopts = rocksdb_writeoptions_create();
@@ -266,7 +266,8 @@ static char *rockMergeFull(void *state, const char *key, size_t klen, const char
     memcpy(out, existing, elen);
     *newlen = elen;
     const char *field = rockLastOperand(ops, lens, n);
-    if (field && rockRecordValid(existing, elen)) memcpy(out + 2, field, ROCK_ACCESS_OPERAND_LEN);
+    if (field && (rockRecordValid(existing, elen) || rockSplitIsMeta(existing, elen)))
+        memcpy(out + 2, field, ROCK_ACCESS_OPERAND_LEN);
     return out;
 }
 
@@ -415,6 +416,10 @@ void rockDbDeleteSid(uint32_t sid) {
     rockPutSid(end, sid + 1);
     sds s = sdsnewlen(start, 4), e = sdsnewlen(end, 4);
     rockWriteDeleteRange(s, e);
+    /* ...and the element records of its split collections (rock_split.c). */
+    rockPutSid((unsigned char *)s, sid | ROCK_SPLIT_BIT);
+    rockPutSid((unsigned char *)e, (sid + 1) | ROCK_SPLIT_BIT);
+    rockWriteDeleteRange(s, e);
     sdsfree(s);
     sdsfree(e);
 }
@@ -461,10 +466,28 @@ sds rockDbGet(const sds skey, int *found) {
     }
     *found = v != NULL;
     if (!v) return NULL;
-    sds rec = sdsnewlen(v, len);
-    rocksdb_free(v);
+    sds rec;
     rock.stats.reads++;
-    rock.stats.read_bytes += len;
+    if (rockSplitIsMeta(v, len)) {
+        /* A collection stored element by element: read them all. */
+        int owned;
+        long long elements = 0;
+        rec = rockSplitAssemble(skey, sdslen(skey), v, len, rock.ropts_nofill, &err, &owned, &elements);
+        rocksdb_free(v);
+        if (rec == NULL) {
+            rock.stats.errors++;
+            serverLog(LL_WARNING, "rock: RocksDB read of a collection's elements failed: %s", err);
+            if (owned) rocksdb_free(err);
+            return NULL; /* *found = 1: an error, not a missing value */
+        }
+        rock.stats.split_loads++;
+        rock.stats.element_reads += elements;
+        rock.stats.reads += elements;
+    } else {
+        rec = sdsnewlen(v, len);
+        rocksdb_free(v);
+    }
+    rock.stats.read_bytes += sdslen(rec);
     return rec;
 }
 

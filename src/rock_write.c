@@ -49,6 +49,7 @@
 #define ROCK_OP_DELETE 1
 #define ROCK_OP_DELETE_RANGE 2
 #define ROCK_OP_ACCESS 3 /* merge: a record's new LRU/LFU field (rock_store.c) */
+#define ROCK_OP_DELETE_ELEMENTS 4 /* range delete of one key's element records */
 
 /* A value waiting in the pending buffer. Shared by the buffer entry and the
  * queued put; its reference count is only touched on the main thread. */
@@ -56,6 +57,8 @@ typedef struct rockPendingValue {
     sds rec;
     int refs;
     size_t cost;       /* RAM it holds while pending, for eviction's sums */
+    uint64_t split_version; /* written element by element, as this version
+                             * (rock_split.c), or 0: one record */
 } rockPendingValue;
 
 typedef struct rockWriteOp {
@@ -65,6 +68,7 @@ typedef struct rockWriteOp {
     rockPendingValue *pv;    /* put: the value */
     size_t cost;             /* delete, access: RAM it holds until committed */
     unsigned int lru;        /* access: the new LRU/LFU field */
+    long long elements;      /* put: element records written (writer thread) */
 } rockWriteOp;
 
 /* One committed batch handed back to the main thread, or (notice set) the
@@ -130,13 +134,21 @@ static void rockCommitBatch(rockWriteBatch *b) {
     for (int j = 0; j < b->count; j++) {
         rockWriteOp *op = b->ops[j];
         if (op->kind == ROCK_OP_PUT) {
-            rocksdb_writebatch_put(wb, op->skey, sdslen(op->skey), op->pv->rec, sdslen(op->pv->rec));
+            /* A big collection goes element by element; should its record
+             * not parse (it always does: rdbSaveObject() wrote it), it is
+             * stored whole, which every reader takes as well. */
+            if (op->pv->split_version == 0 ||
+                rockSplitBatch(wb, op->skey, sdslen(op->skey), op->pv->rec, sdslen(op->pv->rec),
+                               op->pv->split_version, &op->elements) == C_ERR)
+                rocksdb_writebatch_put(wb, op->skey, sdslen(op->skey), op->pv->rec, sdslen(op->pv->rec));
         } else if (op->kind == ROCK_OP_DELETE) {
             rocksdb_writebatch_delete(wb, op->skey, sdslen(op->skey));
         } else if (op->kind == ROCK_OP_ACCESS) {
             unsigned char operand[3];
             rockAccessOperand(op->lru, operand);
             rocksdb_writebatch_merge(wb, op->skey, sdslen(op->skey), (const char *)operand, sizeof(operand));
+        } else if (op->kind == ROCK_OP_DELETE_ELEMENTS) {
+            rocksdb_writebatch_delete_range(wb, op->skey, sdslen(op->skey), op->end, sdslen(op->end));
         } else {
             rocksdb_writebatch_delete_range(wb, op->skey, sdslen(op->skey), op->end, sdslen(op->end));
             ranges++;
@@ -300,12 +312,15 @@ static void rockPendingDrop(sds skey) {
 }
 
 /* Queue the value record `rec` under `skey`; takes ownership of `rec`. From
- * now until it is committed, reads of `skey` are served from the buffer. */
-void rockWritePut(sds skey, sds rec) {
+ * now until it is committed, reads of `skey` are served from the buffer.
+ * With a `split_version`, the writer stores it element by element as that
+ * version (rock_split.c), replacing any older elements of the key. */
+void rockWritePut(sds skey, sds rec, uint64_t split_version) {
     rockPendingDrop(skey);
     rockAccessForget(skey);
     rockPendingValue *pv = zcalloc(sizeof(*pv));
     pv->rec = rec;
+    pv->split_version = split_version;
     pv->refs = 1; /* the buffer's reference */
     /* The record, two copies of the key (buffer, queued op), the op, the
      * value struct, a dict entry and a list node. */
@@ -395,6 +410,16 @@ void rockWriteDeleteRange(sds start, sds end) {
     op->kind = ROCK_OP_DELETE_RANGE;
     op->skey = sdsdup(start);
     op->end = sdsdup(end);
+    rockEnqueue(op);
+}
+
+/* Queue the delete of every element record of the key whose whole-value
+ * RocksDB key is `skey` (every version). */
+void rockWriteDeleteElements(sds skey) {
+    rockWriteOp *op = zcalloc(sizeof(*op));
+    op->kind = ROCK_OP_DELETE_ELEMENTS;
+    op->skey = rockSplitPrefixInto(NULL, skey, sdslen(skey));
+    op->end = rockSplitPrefixEnd(op->skey);
     rockEnqueue(op);
 }
 
@@ -501,6 +526,10 @@ static void rockCompleteBatch(rockWriteBatch *b) {
             if (!b->dropped) {
                 rock.stats.writes++;
                 rock.stats.write_bytes += sdslen(op->pv->rec);
+                if (op->elements) {
+                    rock.stats.split_writes++;
+                    rock.stats.element_writes += op->elements;
+                }
                 /* Committed: drop it from the buffer, unless a newer value
                  * for the key replaced it there meanwhile. */
                 if (de && dictGetVal(de) == op->pv) {

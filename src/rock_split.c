@@ -1,0 +1,361 @@
+/* rock_split.c -- redis-rock: big collections stored element by element.
+ *
+ * Storage layer (below the threads and the keyspace side; calls nothing
+ * above it). This file owns the split record format:
+ *
+ *   - a hash, set or sorted set in a hash-table or skiplist encoding with at
+ *     least rock-split-min-elements elements is stored as a metadata record
+ *     under the key's usual RocksDB key, plus one record per element:
+ *
+ *       metadata:  [sid][key] ->
+ *                  [format 3][encoding][LRU/LFU 3 bytes][RDB type]
+ *                  [version, 8 bytes BE][element count, 8 bytes BE]
+ *       element:   [sid | ROCK_SPLIT_BIT][key length, 4 bytes BE][key]
+ *                  [version, 8 bytes BE][element] -> value
+ *
+ *     where the value is the field's value (hash), empty (set), or the
+ *     score as the 8 bytes RDB's binary double is (sorted set). One key's
+ *     elements are contiguous, sorted by element, and can never collide
+ *     with a whole-value record (those have storage ids under the bit);
+ *   - the writer thread turns the whole-value record the event loop queued
+ *     (the RDB payload rdbSaveObject() wrote, which is also what the pending
+ *     buffer serves meanwhile) into those records (rockSplitBatch()), in the
+ *     same WriteBatch as a range delete of the key's older elements, so a
+ *     snapshot never sees half of a collection;
+ *   - any thread that reads a metadata record turns it back into the
+ *     whole-value record (rockSplitAssemble()): readers paging a collection
+ *     in, the fork stream, synchronous reads. Everything above the storage
+ *     layer keeps seeing one record per key;
+ *   - element keys for point reads (rockSplitElementKey()).
+ *
+ * Versions: every split write of a key gets a new version (a counter of the
+ * process: RocksDB is wiped at start-up), so a point read can tell that the
+ * elements it found belong to the collection it asked about. */
+
+#include "server.h"
+#include "rdb.h"
+#include "lzf.h"
+
+#define ROCK_SPLIT_META_LEN (ROCK_HEADER_LEN + 1 + 16)
+
+/* ---------------------------------------------------------------------------
+ * Which values split, and their keys
+ * ------------------------------------------------------------------------ */
+
+/* Elements of a collection (hash, set, sorted set), or -1 for other types. */
+static long long rockCollectionSize(robj *val) {
+    switch (val->type) {
+    case OBJ_HASH: return (long long)hashTypeLength(val);
+    case OBJ_SET: return (long long)setTypeSize(val);
+    case OBJ_ZSET: return (long long)zsetLength(val);
+    default: return -1;
+    }
+}
+
+/* Is `val` stored element by element? Only the encodings stock never
+ * converts back from (hash table, skiplist), so that the encoding a
+ * collection had when it left RAM is the one it gets back, and the order of
+ * its elements (sorted by RocksDB, not by insertion) is never something a
+ * reply shows: a listpack's order is, and it stays a whole value. */
+int rockSplitEligible(robj *val) {
+    if (!((val->type == OBJ_HASH || val->type == OBJ_SET) && val->encoding == OBJ_ENCODING_HT) &&
+        !(val->type == OBJ_ZSET && val->encoding == OBJ_ENCODING_SKIPLIST))
+        return 0;
+    long long n = rockCollectionSize(val);
+    return n > 0 && n >= rock.split_min_elements;
+}
+
+static void rockPutU64(unsigned char *p, uint64_t v) {
+    for (int j = 7; j >= 0; j--, v >>= 8) p[j] = v & 0xff;
+}
+
+static uint64_t rockGetU64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int j = 0; j < 8; j++) v = (v << 8) | p[j];
+    return v;
+}
+
+/* The prefix of every element record of the key whose whole-value RocksDB
+ * key is `skey` ([sid][key]), written into `buf` (reused, or NULL). */
+sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen) {
+    unsigned char hdr[8];
+    rockPutSid(hdr, rockGetSid((const unsigned char *)skey) | ROCK_SPLIT_BIT);
+    uint32_t klen = sklen - 4;
+    hdr[4] = klen >> 24; hdr[5] = klen >> 16; hdr[6] = klen >> 8; hdr[7] = klen;
+    buf = buf ? sdscpylen(buf, (char *)hdr, sizeof(hdr)) : sdsnewlen(hdr, sizeof(hdr));
+    return sdscatlen(buf, skey + 4, klen);
+}
+
+/* The first key after every key that starts with `prefix`. */
+sds rockSplitPrefixEnd(const sds prefix) {
+    sds end = sdsdup(prefix);
+    size_t len = sdslen(end);
+    while (len > 0 && (unsigned char)end[len - 1] == 0xff) len--;
+    serverAssert(len > 0); /* the storage id's first byte has the split bit */
+    sdssetlen(end, len);
+    end[len] = '\0';
+    end[len - 1] = (char)((unsigned char)end[len - 1] + 1);
+    return end;
+}
+
+/* The RocksDB key of one element of version `version` of the key of
+ * `skey`, into `buf` (reused, or NULL). */
+sds rockSplitElementKey(sds buf, const char *skey, size_t sklen, uint64_t version, const char *ele, size_t elen) {
+    unsigned char v[8];
+    rockPutU64(v, version);
+    buf = rockSplitPrefixInto(buf, skey, sklen);
+    buf = sdscatlen(buf, v, sizeof(v));
+    return sdscatlen(buf, ele, elen);
+}
+
+/* ---------------------------------------------------------------------------
+ * Metadata records
+ * ------------------------------------------------------------------------ */
+
+int rockSplitIsMeta(const char *rec, size_t len) {
+    return len == ROCK_SPLIT_META_LEN && rec[0] == ROCK_FORMAT_SPLIT;
+}
+
+/* Version and element count of a metadata record (rockSplitIsMeta()). */
+void rockSplitMetaInfo(const char *rec, uint64_t *version, uint64_t *count) {
+    const unsigned char *p = (const unsigned char *)rec + ROCK_HEADER_LEN + 1;
+    if (version) *version = rockGetU64(p);
+    if (count) *count = rockGetU64(p + 8);
+}
+
+/* ---------------------------------------------------------------------------
+ * RDB payload reading and writing (thread-safe: no server state)
+ * ------------------------------------------------------------------------ */
+
+typedef struct rockCursor {
+    const unsigned char *p, *end;
+} rockCursor;
+
+static int rockReadLen(rockCursor *c, uint64_t *len, int *encoded) {
+    if (c->p >= c->end) return C_ERR;
+    unsigned char b = *c->p++;
+    int kind = (b & 0xC0) >> 6;
+    *encoded = 0;
+    if (kind == RDB_ENCVAL) {
+        *encoded = 1;
+        *len = b & 0x3F;
+    } else if (kind == RDB_6BITLEN) {
+        *len = b & 0x3F;
+    } else if (kind == RDB_14BITLEN) {
+        if (c->p >= c->end) return C_ERR;
+        *len = ((uint64_t)(b & 0x3F) << 8) | *c->p++;
+    } else if (b == RDB_32BITLEN || b == RDB_64BITLEN) {
+        int n = b == RDB_32BITLEN ? 4 : 8;
+        if (c->end - c->p < n) return C_ERR;
+        uint64_t v = 0;
+        for (int j = 0; j < n; j++) v = (v << 8) | *c->p++;
+        *len = v;
+    } else {
+        return C_ERR;
+    }
+    return C_OK;
+}
+
+/* One RDB string (plain, integer-encoded or LZF) into `*out` (reused). */
+static int rockReadString(rockCursor *c, sds *out) {
+    uint64_t len;
+    int encoded;
+    if (rockReadLen(c, &len, &encoded) == C_ERR) return C_ERR;
+    if (!encoded) {
+        if ((uint64_t)(c->end - c->p) < len) return C_ERR;
+        *out = sdscpylen(*out, (const char *)c->p, len);
+        c->p += len;
+        return C_OK;
+    }
+    if (len == RDB_ENC_INT8 || len == RDB_ENC_INT16 || len == RDB_ENC_INT32) {
+        int n = len == RDB_ENC_INT8 ? 1 : len == RDB_ENC_INT16 ? 2 : 4;
+        if (c->end - c->p < n) return C_ERR;
+        long long v;
+        if (n == 1) v = (int8_t)c->p[0];
+        else if (n == 2) v = (int16_t)(c->p[0] | (c->p[1] << 8));
+        else v = (int32_t)((uint32_t)c->p[0] | ((uint32_t)c->p[1] << 8) | ((uint32_t)c->p[2] << 16) | ((uint32_t)c->p[3] << 24));
+        c->p += n;
+        char buf[LONG_STR_SIZE];
+        int blen = ll2string(buf, sizeof(buf), v);
+        *out = sdscpylen(*out, buf, blen);
+        return C_OK;
+    }
+    if (len != RDB_ENC_LZF) return C_ERR;
+    uint64_t clen, ulen;
+    if (rockReadLen(c, &clen, &encoded) == C_ERR || encoded) return C_ERR;
+    if (rockReadLen(c, &ulen, &encoded) == C_ERR || encoded) return C_ERR;
+    if ((uint64_t)(c->end - c->p) < clen) return C_ERR;
+    sdsclear(*out);
+    *out = sdsMakeRoomFor(*out, ulen);
+    if (ulen && lzf_decompress(c->p, clen, *out, ulen) != ulen) return C_ERR;
+    sdssetlen(*out, ulen);
+    (*out)[ulen] = '\0';
+    c->p += clen;
+    return C_OK;
+}
+
+static sds rockCatLen(sds s, uint64_t len) {
+    unsigned char buf[9];
+    size_t n;
+    if (len < (1 << 6)) {
+        buf[0] = (len & 0xFF) | (RDB_6BITLEN << 6);
+        n = 1;
+    } else if (len < (1 << 14)) {
+        buf[0] = ((len >> 8) & 0xFF) | (RDB_14BITLEN << 6);
+        buf[1] = len & 0xFF;
+        n = 2;
+    } else if (len <= UINT32_MAX) {
+        buf[0] = RDB_32BITLEN;
+        for (int j = 0; j < 4; j++) buf[1 + j] = (len >> (24 - 8 * j)) & 0xff;
+        n = 5;
+    } else {
+        buf[0] = RDB_64BITLEN;
+        rockPutU64(buf + 1, len);
+        n = 9;
+    }
+    return sdscatlen(s, buf, n);
+}
+
+static sds rockCatString(sds s, const char *p, size_t len) {
+    s = rockCatLen(s, len);
+    return sdscatlen(s, p, len);
+}
+
+/* ---------------------------------------------------------------------------
+ * Writer thread: a whole-value record becomes metadata + elements
+ * ------------------------------------------------------------------------ */
+
+/* Add to `wb` the records of version `version` of the value whose
+ * whole-value record `rec` is queued under `skey`: a range delete of the
+ * key's older elements, each element, the metadata. Returns C_ERR (nothing
+ * added) when `rec` is not a collection this format holds. Sets *elements
+ * to the number of element records added. */
+int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, const char *rec, size_t len,
+                   uint64_t version, long long *elements) {
+    if (len < ROCK_HEADER_LEN + 1 || rec[0] != ROCK_FORMAT_V2) return C_ERR;
+    int type = (unsigned char)rec[ROCK_HEADER_LEN];
+    if (type != RDB_TYPE_HASH && type != RDB_TYPE_SET && type != RDB_TYPE_ZSET_2) return C_ERR;
+    rockCursor c = {(const unsigned char *)rec + ROCK_HEADER_LEN + 1, (const unsigned char *)rec + len};
+    uint64_t count;
+    int encoded;
+    if (rockReadLen(&c, &count, &encoded) == C_ERR || encoded) return C_ERR;
+
+    /* Parse it all first: a malformed record adds nothing. */
+    rockCursor check = c;
+    sds a = sdsempty(), b = sdsempty();
+    int ok = 1;
+    for (uint64_t j = 0; ok && j < count; j++) {
+        ok = rockReadString(&check, &a) == C_OK;
+        if (ok && type == RDB_TYPE_HASH) ok = rockReadString(&check, &b) == C_OK;
+        if (ok && type == RDB_TYPE_ZSET_2) {
+            ok = check.end - check.p >= 8;
+            check.p += 8;
+        }
+    }
+    if (!ok || check.p != check.end) {
+        sdsfree(a);
+        sdsfree(b);
+        return C_ERR;
+    }
+
+    sds prefix = rockSplitPrefixInto(NULL, skey, sklen);
+    sds end = rockSplitPrefixEnd(prefix);
+    rocksdb_writebatch_delete_range(wb, prefix, sdslen(prefix), end, sdslen(end));
+    sdsfree(end);
+    unsigned char v[8];
+    rockPutU64(v, version);
+    prefix = sdscatlen(prefix, v, sizeof(v));
+    size_t plen = sdslen(prefix);
+    for (uint64_t j = 0; j < count; j++) {
+        rockReadString(&c, &a);
+        const char *val = "";
+        size_t vlen = 0;
+        if (type == RDB_TYPE_HASH) {
+            rockReadString(&c, &b);
+            val = b;
+            vlen = sdslen(b);
+        } else if (type == RDB_TYPE_ZSET_2) {
+            val = (const char *)c.p;
+            vlen = 8;
+            c.p += 8;
+        }
+        sdssetlen(prefix, plen);
+        prefix = sdscatlen(prefix, a, sdslen(a));
+        rocksdb_writebatch_put(wb, prefix, sdslen(prefix), val, vlen);
+    }
+    unsigned char meta[ROCK_SPLIT_META_LEN];
+    memcpy(meta, rec, ROCK_HEADER_LEN + 1);
+    meta[0] = ROCK_FORMAT_SPLIT;
+    rockPutU64(meta + ROCK_HEADER_LEN + 1, version);
+    rockPutU64(meta + ROCK_HEADER_LEN + 9, count);
+    rocksdb_writebatch_put(wb, skey, sklen, (const char *)meta, sizeof(meta));
+    sdsfree(prefix);
+    sdsfree(a);
+    sdsfree(b);
+    *elements = (long long)count;
+    return C_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Any thread: metadata + elements become the whole-value record again
+ * ------------------------------------------------------------------------ */
+
+/* The whole-value record of the collection whose metadata record `meta` was
+ * read under `skey`, its elements read with `ro` (a snapshot's options for
+ * the fork stream). Returns NULL with *err set (a static message, or one to
+ * free with rocksdb_free() when *err_owned) when the elements can't be read
+ * or do not match the metadata. */
+sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
+                      char **err, int *err_owned, long long *elements) {
+    *err = NULL;
+    *err_owned = 0;
+    if (!rockSplitIsMeta(meta, mlen) || rock.db == NULL) {
+        *err = "malformed metadata record";
+        return NULL;
+    }
+    uint64_t version, count;
+    rockSplitMetaInfo(meta, &version, &count);
+    int type = (unsigned char)meta[ROCK_HEADER_LEN];
+    sds rec = sdsnewlen(meta, ROCK_HEADER_LEN + 1);
+    rec[0] = ROCK_FORMAT_V2;
+    rec = rockCatLen(rec, count);
+
+    unsigned char v[8];
+    rockPutU64(v, version);
+    sds prefix = rockSplitPrefixInto(NULL, skey, sklen);
+    prefix = sdscatlen(prefix, v, sizeof(v));
+    size_t plen = sdslen(prefix);
+    rocksdb_iterator_t *it = rocksdb_create_iterator(rock.db, ro);
+    uint64_t seen = 0;
+    for (rocksdb_iter_seek(it, prefix, plen); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+        size_t klen, vlen;
+        const char *k = rocksdb_iter_key(it, &klen);
+        if (klen < plen || memcmp(k, prefix, plen) != 0) break;
+        const char *val = rocksdb_iter_value(it, &vlen);
+        if (++seen > count) break;
+        rec = rockCatString(rec, k + plen, klen - plen);
+        if (type == RDB_TYPE_HASH) {
+            rec = rockCatString(rec, val, vlen);
+        } else if (type == RDB_TYPE_ZSET_2) {
+            if (vlen != 8) {
+                seen = count + 1; /* malformed */
+                break;
+            }
+            rec = sdscatlen(rec, val, 8);
+        }
+    }
+    rocksdb_iter_get_error(it, err);
+    rocksdb_iter_destroy(it);
+    sdsfree(prefix);
+    if (*err) {
+        *err_owned = 1;
+    } else if (seen != count) {
+        *err = "element records do not match the metadata record";
+    }
+    if (*err) {
+        sdsfree(rec);
+        return NULL;
+    }
+    if (elements) *elements = (long long)count;
+    return rec;
+}
