@@ -411,7 +411,15 @@ void rockKeyOverwritten(redisDb *db, sds key, robj *old, robj *val) {
     } else if (dictSize(rdb->stale) && dictFind(rdb->stale, key)) {
         had_copy = 1;
     }
-    if (had_copy) rockOutdateCopy(db, key, val);
+    if (!had_copy) return;
+    /* A split copy's elements go now (a collection may be large); its
+     * small metadata record waits, stale, for the next put or delete. */
+    if (dictSize(rdb->split)) {
+        sds skey = rockStorageKey(db->id, key);
+        rockSplitForget(rdb, key, skey);
+        sdsfree(skey);
+    }
+    rockOutdateCopy(db, key, val);
 }
 
 /* A hot value was modified in place: its disk copy (if clean) is outdated. */

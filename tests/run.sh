@@ -273,11 +273,11 @@ for s in $suites; do
     upstream-rock-on)  run_suite "$s" yes --skipfile "$skiplist_on" --config rock-enabled yes ;;
     upstream-evict-all)
         run_suite "$s" yes --skipfile "$skiplist_ea" --config rock-enabled yes \
-            --config rock-debug-evict-all yes --config rock-min-value-size 0 ;;
+            --config rock-debug-evict-all yes --config rock-min-value-size 0 --config rock-split-min-elements 0 ;;
     evict-all-subset)
         mapfile -t sub < <(evict_all_subset)
         run_suite "$s" yes --skipfile "$skiplist_ea" --config rock-enabled yes \
-            --config rock-debug-evict-all yes --config rock-min-value-size 0 "${sub[@]}" ;;
+            --config rock-debug-evict-all yes --config rock-min-value-size 0 --config rock-split-min-elements 0 "${sub[@]}" ;;
     rock)
         # unit/rock/modules.tcl loads the upstream test modules datatype.so, fork.so (RM_Fork)
         # and scan.so (RM_Scan), integration/rock/errors.tcl aclcheck.so (RM_Call),

@@ -1,0 +1,256 @@
+# tests/unit/rock/split.tcl -- big hashes, sets and sorted sets stored element
+# by element (rock_split.c, rock_point.c): point reads read only the elements
+# they name and leave the collection cold, every other command sees the whole
+# collection, and whole-key operations reclaim the element records.
+source tests/helpers/rock/util.tcl
+
+proc rock_field {f} { return [dict get [r rock report] $f] }
+
+proc rock_wait_committed {} {
+    wait_for_condition 500 10 { [rock_field pending_writes] == 0 } else { fail "writes never committed" }
+}
+
+# The same collection of `n` elements under `k` (to go cold) and `k:ref`.
+proc rock_big {type k n} {
+    foreach key [list $k $k:ref] {
+        r del $key
+        for {set i 0} {$i < $n} {incr i} {
+            switch $type {
+                hash { r hset $key f$i [string repeat v [expr {$i % 50}]]$i }
+                set { r sadd $key m$i }
+                zset { r zadd $key [expr {$i * 1.5 - 300}] m$i }
+            }
+        }
+    }
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 rock-split-min-elements 100}} {
+
+    set point {
+        hash {{hget %k f7} {hget %k nope} {hmget %k f1 nope f499 f1} {hexists %k f3} {hexists %k x} {hstrlen %k f49} {hstrlen %k x}}
+        set {{sismember %k m7} {sismember %k nope} {smismember %k m1 nope m499}}
+        zset {{zscore %k m7} {zscore %k nope} {zmscore %k m1 nope m499}}
+    }
+    set whole {
+        hash {{hlen %k} {hgetall %k} {hkeys %k} {object encoding %k}}
+        set {{scard %k} {smembers %k} {object encoding %k}}
+        zset {{zcard %k} {zrange %k 0 -1 withscores} {zrank %k m9} {zrangebyscore %k 0 10} {object encoding %k}}
+    }
+
+    foreach type {hash set zset} {
+        test "Split $type: stored element by element, point reads read only the named elements and leave it cold" {
+            r flushall
+            # 600: past hash-max-listpack-entries (512) and the zset's (128).
+            rock_big $type k 600
+            assert_equal 1 [r rock evict k]
+            rock_wait_committed
+            assert_equal 1 [r rock diskkeys]
+            assert_equal 600 [r rock diskelements]
+            assert_equal 1 [rock_field split_keys]
+            set points [rock_field point_reads]
+            set loads0 [rock_field loads]
+            foreach cmd [dict get $point $type] {
+                set c [string map {%k k} $cmd]
+                set ref [r {*}[string map {%k k:ref} $cmd]]
+                set reads [rock_field element_reads]
+                set loads [rock_field split_loads]
+                assert_equal $ref [r {*}$c] "$c"
+                # One record per element named (the metadata read with them).
+                assert_equal [expr {[llength $c] - 2}] [expr {[rock_field element_reads] - $reads}] "$c"
+                assert_equal $loads [rock_field split_loads] "$c"
+                assert_equal cold [r rock status k] "$c"
+            }
+            assert_equal [llength [dict get $point $type]] [expr {[rock_field point_reads] - $points}]
+            assert_equal $loads0 [rock_field loads]
+        }
+
+        test "Split $type: every other command sees the whole collection" {
+            foreach cmd [dict get $whole $type] {
+                r rock evict k
+                set ref [r {*}[string map {%k k:ref} $cmd]]
+                set got [r {*}[string map {%k k} $cmd]]
+                if {[lindex $cmd 0] in {hgetall smembers hkeys}} {
+                    set ref [lsort $ref]
+                    set got [lsort $got]
+                }
+                assert_equal $ref $got "$cmd"
+            }
+            assert_equal [r debug digest-value k:ref] [r debug digest-value k]
+            assert {[rock_field split_loads] >= 1}
+        }
+
+        test "Split $type: a point read in a transaction pages the collection in" {
+            r rock evict k
+            rock_wait_committed
+            set loads [rock_field split_loads]
+            set cmd [string map {%k k} [lindex [dict get $point $type] 0]]
+            r multi
+            r {*}$cmd
+            set got [r exec]
+            assert_equal [list [r {*}[string map {%k k:ref} [lindex [dict get $point $type] 0]]]] $got
+            assert_equal [expr {$loads + 1}] [rock_field split_loads]
+            assert_equal hot-clean [r rock status k]
+        }
+    }
+
+    test {Split: a collection under rock-split-min-elements, or in a compact encoding, stays one record} {
+        r flushall
+        rock_big hash small 50
+        r hset lp a 1 b 2
+        r sadd ints 1 2 3 4 5
+        for {set i 0} {$i < 200} {incr i} { r sadd ints $i }
+        r rock evict small small:ref lp ints
+        rock_wait_committed
+        # intset of 200 ints, listpack hash, 50-field hash: no elements.
+        assert_equal 0 [r rock diskelements]
+        assert_equal 0 [rock_field split_keys]
+    }
+
+    test {Split: encodings across evictions (listpack -> hashtable, intset -> hashtable, listpack -> skiplist)} {
+        r flushall
+        r hset h a 1
+        r sadd s 1 2 3
+        r zadd z 1 a
+        r rock evict h s z
+        assert_equal {listpack intset listpack} [list [r object encoding h] [r object encoding s] [r object encoding z]]
+        for {set i 0} {$i < 600} {incr i} { r hset h f$i $i; r sadd s m$i; r zadd z $i m$i }
+        assert_equal {hashtable hashtable skiplist} [list [r object encoding h] [r object encoding s] [r object encoding z]]
+        r rock evict h s z
+        rock_wait_committed
+        assert_equal [expr {601 + 603 + 601}] [r rock diskelements]
+        assert_equal {hashtable hashtable skiplist} [list [r object encoding h] [r object encoding s] [r object encoding z]]
+        assert_equal {601 603 601} [list [r hlen h] [r scard s] [r zcard z]]
+        assert_equal 1 [r hget h a]
+        assert_equal 1 [r sismember s 2]
+        assert_equal 599 [r zscore z m599]
+    }
+
+    test {Split: DEL, overwrite, FLUSHDB and a re-eviction after a change reclaim the element records} {
+        r flushall
+        rock_big hash a 600
+        rock_big set b 300
+        rock_big zset c 300
+        r rock evict a b c
+        rock_wait_committed
+        assert_equal 1200 [r rock diskelements]
+        r del a
+        rock_wait_committed
+        assert_equal 600 [r rock diskelements]
+        r set b overwritten
+        rock_wait_committed
+        assert_equal 300 [r rock diskelements]
+        # Changed while in RAM, evicted again: a new version replaces the old.
+        r zadd c 1000 extra
+        r zrem c m0 m1
+        r rock evict c
+        rock_wait_committed
+        assert_equal 299 [r rock diskelements]
+        assert_equal 299 [r zcard c]
+        assert_equal 1000 [r zscore c extra]
+        assert_equal {} [r zscore c m0]
+        r rock evict c
+        r flushdb
+        rock_wait_committed
+        assert_equal 0 [r rock diskelements]
+        assert_equal 0 [r rock diskkeys]
+        assert_equal 0 [rock_field split_keys]
+    }
+
+    test {Split: a point read whose key expires while the read is in flight answers as stock (nothing)} {
+        r flushall
+        rock_big hash k 600
+        r rock evict k
+        rock_wait_committed
+        r pexpire k 200
+        r config set rock-debug-read-delay 600
+        set rd [redis_deferring_client]
+        $rd hget k f7
+        rock_wait_blocked 1
+        # The active expiry deletes the key while its elements are read.
+        wait_for_condition 100 10 { [r exists k] == 0 } else { fail "k did not expire" }
+        assert_equal {} [$rd read]
+        $rd close
+        r config set rock-debug-read-delay 0
+        rock_wait_committed
+        assert_equal 0 [r rock diskelements]
+        r rock evict k:ref
+        rock_wait_committed
+        assert_equal 600 [r rock diskelements]
+        r del k:ref
+        rock_wait_committed
+        assert_equal 0 [r rock diskelements]
+    }
+
+    test {Split: a point read while the collection's write is still pending is served from RAM} {
+        r flushall
+        rock_big set k 300
+        r config set rock-debug-write-delay 500
+        r rock evict k
+        assert_equal 1 [r sismember k m5]
+        assert_equal {1 0} [r smismember k m6 nope]
+        r config set rock-debug-write-delay 0
+        rock_wait_committed
+    }
+
+    test {Split: many clients' point reads of one cold collection, and a DEL queued behind them} {
+        r flushall
+        rock_big hash k 600
+        r rock evict k
+        rock_wait_committed
+        r config set rock-debug-read-delay 200
+        set clients {}
+        for {set i 0} {$i < 5} {incr i} {
+            set rd [redis_deferring_client]
+            $rd hmget k f$i f[expr {$i + 100}]
+            lappend clients $rd
+        }
+        rock_wait_blocked 5
+        set rdel [redis_deferring_client]
+        $rdel del k
+        set i 0
+        foreach rd $clients {
+            assert_equal [r hmget k:ref f$i f[expr {$i + 100}]] [$rd read]
+            $rd close
+            incr i
+        }
+        assert_equal 1 [$rdel read]
+        $rdel close
+        r config set rock-debug-read-delay 0
+        rock_wait_committed
+        assert_equal 0 [r exists k]
+        assert_equal 0 [r rock diskelements]
+    }
+
+    test {Split: BGSAVE, AOF rewrite and DEBUG RELOAD write cold split collections whole} {
+        r flushall
+        rock_big hash h 600
+        rock_big set s 300
+        rock_big zset z 300
+        r hset h 12345 67890
+        set digest [r debug digest]
+        r rock evict h s z
+        rock_wait_committed
+        r bgsave
+        waitForBgsave r
+        r debug reload
+        assert_equal $digest [r debug digest]
+        r rock evict h s z
+        rock_wait_committed
+        r config set appendonly yes
+        waitForBgrewriteaof r
+        r rock evict h s z
+        rock_wait_committed
+        r bgrewriteaof
+        waitForBgrewriteaof r
+        r debug loadaof
+        assert_equal $digest [r debug digest]
+        assert_equal 67890 [r hget h 12345]
+        r config set appendonly no
+    }
+
+    test {rock-split-min-elements: bad values are refused} {
+        assert_error {*} {r config set rock-split-min-elements -1}
+        assert_error {*} {r config set rock-split-min-elements abc}
+        assert_equal 100 [lindex [r config get rock-split-min-elements] 1]
+    }
+}
