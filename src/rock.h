@@ -41,6 +41,19 @@
 #define ROCK_EVICT_ERROR 5    /* RocksDB refused the write (logged) */
 #define ROCK_EVICT_DISABLED 6 /* rock-enabled no */
 
+/* A key whose disk copy is a split collection (rock_split.c): the version
+ * of its elements, how many there are, and the element writes of point
+ * commands (rock_point.c) queued for it and not yet committed. Shared by
+ * the db's split dict and those queued writes (refs); freed with the last. */
+typedef struct rockSplitInfo {
+    uint64_t version;
+    uint64_t count;
+    long long ops;     /* element/metadata writes queued, not yet committed */
+    int refs;
+} rockSplitInfo;
+
+void rockSplitInfoRelease(rockSplitInfo *si);
+
 /* Per-database tier state; SWAPDB swaps these along with the dicts. */
 typedef struct rockDb {
     uint32_t sid;      /* storage id: the RocksDB key prefix of this db */
@@ -53,8 +66,7 @@ typedef struct rockDb {
                         * expiry of the key deletes it */
     long long cold;    /* keys whose value is on disk */
     dict *split;       /* keys whose disk copy (committed or pending) is
-                        * stored element by element, each with a u64: the
-                        * version of its elements (rock_split.c) */
+                        * stored element by element -> rockSplitInfo */
 } rockDb;
 
 /* Counters reset by CONFIG RESETSTAT. */
@@ -226,6 +238,7 @@ static inline int rockThreadSleep(pthread_mutex_t *lock, pthread_cond_t *cond, i
 
 /* rock_point.c: point reads of split collections, around call(). */
 void rockPointEnter(client *c);
+unsigned long rockPointLength(const robj *o);
 void rockPointLeave(void);
 
 /* True when `o` is a cold sentinel: the value lives in RocksDB. */
@@ -292,6 +305,9 @@ long long rockStoreBlockCountsPending(void);
 const char *rockBlockCountName(int i);
 
 /* rock_split.c: big collections element by element (storage layer). */
+extern dictType rockSplitDictType;
+rockSplitInfo *rockSplitLookup(int dbid, sds key);
+sds rockSplitMetaWithCount(const char *meta, uint64_t count);
 int rockSplitEligible(robj *val);
 sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen);
 sds rockSplitPrefixEnd(const sds prefix);
@@ -339,6 +355,9 @@ void rockWriteResume(void);
 int rockWriteDirty(void);
 void rockWritePut(sds skey, sds rec, uint64_t split_version);
 void rockWriteDeleteElements(sds skey);
+void rockWriteElement(sds rkey, sds val, rockSplitInfo *si, int pending);
+sds rockPendingElement(sds ekey, int *found);
+long long rockWriteElementOps(void);
 void rockWriteDelete(sds skey);
 void rockWriteAccess(sds skey, unsigned int lru);
 int rockPendingAccess(sds skey, unsigned int *lru);

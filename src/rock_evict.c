@@ -373,10 +373,11 @@ int rockWriterBehind(void) {
 }
 
 void rockEvictAfterWrites(void) {
-    if (rock_writer_behind) {
-        rock_writer_behind = 0;
-        rockWakeWriteWaiters();
-    }
+    /* Commands wait for the writer when it was behind, and page-ins of a
+     * split collection wait for its point writes (rock_point.c): every
+     * batch handed back re-runs them; those still held wait again. */
+    rock_writer_behind = 0;
+    rockWakeWriteWaiters();
     if (!rock_evict_after_writes) return;
     rock_evict_after_writes = 0;
     if (server.maxmemory && zmalloc_used_memory() > server.maxmemory) startEvictionTimeProc();

@@ -269,6 +269,9 @@ int rockForkPrepare(int purpose) {
         rock_fork.dbs[j].sid = rock.dbs[j].sid;
         rock_fork.dbs[j].cold = rock.dbs[j].cold;
     }
+    /* Point writes of split collections are not in the pending buffer the
+     * child inherits: committed first, they are in the snapshot. */
+    if (rockWriteElementOps() > 0) rockWriteFlush();
     rock_fork.snap = rocksdb_create_snapshot(rock.db);
     rock_fork.ropts = rocksdb_readoptions_create();
     rocksdb_readoptions_set_snapshot(rock_fork.ropts, rock_fork.snap);

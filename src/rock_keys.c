@@ -73,12 +73,28 @@ int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key) 
  * Evict and load
  * ------------------------------------------------------------------------ */
 
-/* `key`'s disk copy is now version `version` of a split collection. */
-static void rockSplitNote(rockDb *rdb, sds key, uint64_t version) {
+/* `key`'s disk copy is now version `version` of a split collection of
+ * `count` elements (replacing any older split state of the key). */
+static void rockSplitNote(rockDb *rdb, sds key, uint64_t version, uint64_t count) {
+    rockSplitInfo *si = zcalloc(sizeof(*si));
+    si->version = version;
+    si->count = count;
+    si->refs = 1;
     dictEntry *existing, *se = dictAddRaw(rdb->split, key, &existing);
-    if (se) dictSetKey(rdb->split, se, sdsdup(key));
-    else se = existing;
-    dictSetUnsignedIntegerVal(se, version);
+    if (se) {
+        dictSetKey(rdb->split, se, sdsdup(key));
+        dictSetVal(rdb->split, se, si);
+    } else {
+        rockSplitInfoRelease(dictGetVal(existing));
+        dictSetVal(rdb->split, existing, si);
+    }
+}
+
+/* Elements of a collection that rockSplitEligible() accepted. */
+static uint64_t rockCollectionLength(robj *val) {
+    if (val->type == OBJ_HASH) return hashTypeLength(val);
+    if (val->type == OBJ_SET) return setTypeSize(val);
+    return zsetLength(val);
 }
 
 /* `key`'s disk copy is no longer split (deleted, or about to be replaced
@@ -170,7 +186,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         sds skey = rockStorageKey(db->id, key);
         rockVoidRead(skey);
         uint64_t version = rockSplitEligible(val) ? rock.next_split_version++ : 0;
-        if (version) rockSplitNote(rdb, key, version);
+        if (version) rockSplitNote(rdb, key, version, rockCollectionLength(val));
         else rockSplitForget(rdb, key, skey);
         rockWritePut(skey, rec, version);
         sdsfree(skey);

@@ -2,10 +2,13 @@
  *
  * Keyspace side, a sibling of the read path (rock_read.c, rock_read.h).
  * A cold hash, set or sorted set stored element by element (rock_split.c)
- * answers the commands that read only the elements they name without being
- * paged in:
+ * answers the commands that touch only the elements they name without being
+ * paged in (point commands):
  *
- *   HGET HMGET HEXISTS HSTRLEN, SISMEMBER SMISMEMBER, ZSCORE ZMSCORE
+ *   reads:  HGET HMGET HEXISTS HSTRLEN, SISMEMBER SMISMEMBER, ZSCORE ZMSCORE,
+ *           and HLEN SCARD ZCARD (the count is in RAM: no read at all)
+ *   writes: HSET HMSET HSETNX HDEL HINCRBY HINCRBYFLOAT, SADD SREM,
+ *           ZADD ZREM ZINCRBY
  *
  * Before such a command runs (rockPrepareCommand()), a point job reads the
  * collection's metadata record and the named elements' records in one
@@ -14,15 +17,26 @@
  * results wait in the client's stash; the command re-runs, and right before
  * its proc runs (rockCallEnter()) the key's sentinel is replaced by a small
  * object of the key's type holding only the elements found
- * (rock.point_value). The upstream command runs on it unchanged, so its
- * reply, keyspace notifications and tracking are stock's; right after
- * (rockCallLeave()) the sentinel is put back and the key stays cold.
+ * (rock.point_value), whose length (hashTypeLength(), setTypeSize(),
+ * zsetLength(): patch 0034) is the collection's. The upstream command runs
+ * on it unchanged, so its reply, keyspace notifications, tracking and
+ * propagation are stock's; right after (rockCallLeave()) the elements it
+ * changed are queued for the writer, each as one record put or delete,
+ * with the metadata record's new count, and the sentinel is put back: the
+ * key stays cold, and its next eviction has nothing to write. A write that
+ * empties the collection deletes the key as on stock (rockKeyRemoved()).
  *
- * Nothing else ever sees that object: the commands above read nothing but
- * the elements they name (no length, no iteration), they run alone (not
- * in MULTI/EXEC, scripts or modules: those page the collection in), and a
- * lookup that expires the key deletes the cold value (rockKeyRemoved()
- * takes the object for cold).
+ * Nothing else ever sees that object: the commands above touch nothing but
+ * the elements they name and the length, they run alone (not in MULTI/EXEC,
+ * scripts or modules: those page the collection in), and a lookup that
+ * expires the key deletes the cold value (rockKeyRemoved() takes the object
+ * for cold).
+ *
+ * Queued element writes are served to later point reads from the writer's
+ * table (rockPendingElement(), looked up when the job is made: no later
+ * write of the key can be queued while it is in flight, the per-key queues
+ * see to it). A page-in of the whole collection (readers, synchronous
+ * reads, forks) waits until they are committed.
  *
  * The metadata record is read with the elements so that a version the
  * writer could not store element by element is noticed: the command then
@@ -38,70 +52,194 @@ typedef struct rockPointStash {
     struct redisCommand *cmd;
     int argc;
     int fallback;      /* the metadata did not match: page the value in */
-    int nvals;
-    sds *vals;         /* per element named (argv[2..]): value, NULL if absent */
+    int write;
+    int n;             /* distinct elements named */
+    sds *eles;
+    sds *vals;         /* their values before the command, NULL if absent */
+    sds meta;          /* the metadata record read (writes keep its header) */
 } rockPointStash;
 
 static struct {
     redisDb *db;       /* where rock.point_value stands in, while it does */
     sds key;
+    rockPointStash *ps;
+    rockSplitInfo *si; /* the key's split state (a reference) */
+    uint64_t base;     /* elements not among those named */
 } rock_point;
 
-/* The type a point command reads, or -1 when the command (with this many
- * arguments) is not one. */
-static int rockPointType(struct redisCommand *cmd, int argc) {
+/* ---------------------------------------------------------------------------
+ * Which commands, which elements
+ * ------------------------------------------------------------------------ */
+
+/* Is `cmd argv` a point command? Sets its type, whether it writes, and the
+ * argv positions of the elements it names (*pos, zmalloc'ed, *n of them).
+ * Returns 0 when it is not one (or its arguments are not what it takes:
+ * the command then pages the collection in and replies as stock would). */
+static int rockPointParse(struct redisCommand *cmd, robj **argv, int argc, int *type, int *write, int **pos,
+                          int *n) {
     redisCommandProc *p = cmd->proc;
-    if (argc < 3) return -1;
-    if (p == hgetCommand || p == hexistsCommand || p == hstrlenCommand) return argc == 3 ? OBJ_HASH : -1;
-    if (p == hmgetCommand) return OBJ_HASH;
-    if (p == sismemberCommand || p == zscoreCommand) return argc == 3 ? (p == zscoreCommand ? OBJ_ZSET : OBJ_SET) : -1;
-    if (p == smismemberCommand) return OBJ_SET;
-    if (p == zmscoreCommand) return OBJ_ZSET;
-    return -1;
+    int first = 2, step = 1, last = argc - 1;
+    *write = 0;
+    if (p == hgetCommand || p == hexistsCommand || p == hstrlenCommand) {
+        *type = OBJ_HASH;
+        if (argc != 3) return 0;
+    } else if (p == hmgetCommand) {
+        *type = OBJ_HASH;
+        if (argc < 3) return 0;
+    } else if (p == hlenCommand || p == scardCommand || p == zcardCommand) {
+        *type = p == hlenCommand ? OBJ_HASH : p == scardCommand ? OBJ_SET : OBJ_ZSET;
+        if (argc != 2) return 0;
+    } else if (p == hsetCommand || p == hsetnxCommand) {
+        *type = OBJ_HASH;
+        *write = 1;
+        step = 2;
+        if (argc < 4 || argc % 2 || (p == hsetnxCommand && argc != 4)) return 0;
+    } else if (p == hdelCommand) {
+        *type = OBJ_HASH;
+        *write = 1;
+        if (argc < 3) return 0;
+    } else if (p == hincrbyCommand || p == hincrbyfloatCommand) {
+        *type = OBJ_HASH;
+        *write = 1;
+        last = 2;
+        if (argc != 4) return 0;
+    } else if (p == sismemberCommand || p == smismemberCommand) {
+        *type = OBJ_SET;
+        if (argc < 3 || (p == sismemberCommand && argc != 3)) return 0;
+    } else if (p == saddCommand || p == sremCommand) {
+        *type = OBJ_SET;
+        *write = 1;
+        if (argc < 3) return 0;
+    } else if (p == zscoreCommand || p == zmscoreCommand) {
+        *type = OBJ_ZSET;
+        if (argc < 3 || (p == zscoreCommand && argc != 3)) return 0;
+    } else if (p == zremCommand) {
+        *type = OBJ_ZSET;
+        *write = 1;
+        if (argc < 3) return 0;
+    } else if (p == zincrbyCommand) {
+        *type = OBJ_ZSET;
+        *write = 1;
+        first = last = 3;
+        if (argc != 4) return 0;
+    } else if (p == zaddCommand) {
+        *type = OBJ_ZSET;
+        *write = 1;
+        while (first < argc && sdsEncodedObject(argv[first])) {
+            const char *o = argv[first]->ptr;
+            if (strcasecmp(o, "nx") && strcasecmp(o, "xx") && strcasecmp(o, "gt") && strcasecmp(o, "lt") &&
+                strcasecmp(o, "ch") && strcasecmp(o, "incr"))
+                break;
+            first++;
+        }
+        /* score member pairs: the members */
+        if (argc - first < 2 || (argc - first) % 2) return 0;
+        first++;
+        step = 2;
+    } else {
+        return 0;
+    }
+    *n = 0;
+    *pos = zmalloc(sizeof(int) * (argc > 2 ? argc : 1));
+    for (int j = first; j <= last && j < argc; j += step) {
+        if (!sdsEncodedObject(argv[j])) {
+            zfree(*pos);
+            return 0;
+        }
+        (*pos)[(*n)++] = j;
+    }
+    return 1;
 }
 
 /* The split version of a cold key, or 0 when it is not stored element by
  * element. */
 static uint64_t rockPointVersion(redisDb *db, sds key) {
-    dict *split = rock.dbs[db->id].split;
-    dictEntry *se = dictSize(split) ? dictFind(split, key) : NULL;
-    return se ? dictGetUnsignedIntegerVal(se) : 0;
+    rockSplitInfo *si = rockSplitLookup(db->id, key);
+    return si ? si->version : 0;
+}
+
+static void rockPointFreeStash(rockPointStash *ps) {
+    for (int j = 0; j < ps->n; j++) {
+        sdsfree(ps->eles[j]);
+        if (ps->vals) sdsfree(ps->vals[j]);
+    }
+    zfree(ps->eles);
+    zfree(ps->vals);
+    sdsfree(ps->meta);
+    sdsfree(ps->key);
+    zfree(ps);
 }
 
 void rockPointDrop(client *c) {
     if (c->rock == NULL || c->rock->point == NULL) return;
-    rockPointStash *ps = c->rock->point;
-    for (int j = 0; j < ps->nvals; j++) sdsfree(ps->vals[j]);
-    zfree(ps->vals);
-    sdsfree(ps->key);
-    zfree(ps);
+    rockPointFreeStash(c->rock->point);
     c->rock->point = NULL;
 }
 
+static rockPointStash *rockPointNewStash(redisDb *db, sds key, uint64_t version, struct redisCommand *cmd, int argc) {
+    rockPointStash *ps = zcalloc(sizeof(*ps));
+    ps->dbid = db->id;
+    ps->key = sdsdup(key);
+    ps->version = version;
+    ps->cmd = cmd;
+    ps->argc = argc;
+    ps->write = (cmd->flags & CMD_WRITE) != 0;
+    return ps;
+}
+
+/* The distinct elements of argv at `pos` (copies). */
+static sds *rockPointDistinct(robj **argv, int *pos, int n, int *out) {
+    sds *eles = zmalloc(sizeof(sds) * (n ? n : 1));
+    dict *seen = n > 1 ? dictCreate(&setDictType) : NULL;
+    *out = 0;
+    for (int j = 0; j < n; j++) {
+        sds e = argv[pos[j]]->ptr;
+        if (seen) {
+            if (dictFind(seen, e)) continue;
+            dictAdd(seen, sdsdup(e), NULL);
+        }
+        eles[(*out)++] = sdsdup(e);
+    }
+    if (seen) dictRelease(seen);
+    return eles;
+}
+
 /* A cold key the command `cmd argv` needs (rockPrepareOne()). Returns -1
- * when it is not a point read of a split collection (page it in as usual),
- * 0 when the elements it names are read already (it runs now), 1 when a
- * point job was queued for them (the client waits). */
+ * when it is not a point command on a split collection (page it in as
+ * usual), 0 when it can run now (its elements are read already, or it
+ * names none), 1 when a point job was queued (the client waits). */
 int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **argv, int argc, dictEntry *de) {
-    int type = rockPointType(cmd, argc);
-    if (type < 0 || ((robj *)dictGetVal(de))->type != type) return -1;
+    int type, write, n, *pos;
+    if (!rockPointParse(cmd, argv, argc, &type, &write, &pos, &n)) return -1;
     sds key = dictGetKey(de);
     uint64_t version = rockPointVersion(db, key);
-    if (version == 0) return -1;
-    for (int j = 2; j < argc; j++)
-        if (!sdsEncodedObject(argv[j])) return -1;
+    if (version == 0) {
+        zfree(pos);
+        return -1;
+    }
+    /* Of another type: the command answers WRONGTYPE from a stand-in with
+     * no elements, reading nothing. */
+    if (((robj *)dictGetVal(de))->type != type) n = 0;
     sds skey = rockStorageKey(db->id, key);
     if (rockPendingGet(skey)) { /* not committed yet: in RAM, restored as usual */
         sdsfree(skey);
+        zfree(pos);
         return -1;
     }
     rockPointStash *ps = c->rock ? c->rock->point : NULL;
     if (ps && ps->dbid == db->id && ps->version == version && ps->cmd == cmd && ps->argc == argc &&
         sdscmp(ps->key, key) == 0) {
         sdsfree(skey);
+        zfree(pos);
         return ps->fallback ? -1 : 0;
     }
     rockPointDrop(c);
+    if (n == 0) { /* HLEN SCARD ZCARD (the count is in RAM), WRONGTYPE */
+        rockClient(c)->point = rockPointNewStash(db, key, version, cmd, argc);
+        sdsfree(skey);
+        zfree(pos);
+        return 0;
+    }
 
     rockReadJob *job = zcalloc(sizeof(*job));
     job->point = 1;
@@ -111,12 +249,24 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     job->version = version;
     job->cmd = cmd;
     job->argc = argc;
-    job->nkeys = argc - 1;
+    int distinct;
+    job->peles = rockPointDistinct(argv, pos, n, &distinct);
+    zfree(pos);
+    job->nkeys = distinct + 1;
     job->pkeys = zmalloc(sizeof(sds) * job->nkeys);
     job->pvals = zcalloc(sizeof(sds) * job->nkeys);
+    job->pfixed = zcalloc(job->nkeys);
     job->pkeys[0] = sdsdup(skey);
-    for (int j = 2; j < argc; j++)
-        job->pkeys[j - 1] = rockSplitElementKey(NULL, skey, sdslen(skey), version, argv[j]->ptr, sdslen(argv[j]->ptr));
+    for (int j = 0; j < distinct; j++) {
+        sds ekey = rockSplitElementKey(NULL, skey, sdslen(skey), version, job->peles[j], sdslen(job->peles[j]));
+        int found;
+        sds queued = rockPendingElement(ekey, &found);
+        if (found) { /* a point write not committed yet: newer than the disk */
+            job->pfixed[j + 1] = 1;
+            job->pvals[j + 1] = queued ? sdsdup(queued) : NULL;
+        }
+        job->pkeys[j + 1] = ekey;
+    }
     job->waiters = listCreate();
     listAddNodeTail(job->waiters, c);
     rockClient(c)->pending++;
@@ -141,7 +291,7 @@ void rockPointRead(rockReadJob *job) {
             rocksdb_free(errs[j]);
             job->status = ROCK_READ_ERROR;
         } else if (vals[j]) {
-            job->pvals[j] = sdsnewlen(vals[j], vlens[j]);
+            if (!job->pfixed[j]) job->pvals[j] = sdsnewlen(vals[j], vlens[j]);
             rocksdb_free(vals[j]);
         }
     }
@@ -155,9 +305,12 @@ void rockPointFreeJob(rockReadJob *job) {
     for (int j = 0; j < job->nkeys; j++) {
         sdsfree(job->pkeys[j]);
         sdsfree(job->pvals[j]);
+        if (j && job->peles) sdsfree(job->peles[j - 1]);
     }
     zfree(job->pkeys);
     zfree(job->pvals);
+    zfree(job->peles);
+    zfree(job->pfixed);
     listRelease(job->waiters);
     sdsfree(job->skey);
     sdsfree(job->key);
@@ -169,6 +322,7 @@ void rockPointFreeJob(rockReadJob *job) {
  * otherwise the re-run looks again. */
 void rockPointComplete(rockReadJob *job) {
     listDelNode(rock_io.jobs, job->node);
+    long long records = job->nkeys;
     client *c = listLength(job->waiters) ? listNodeValue(listFirst(job->waiters)) : NULL;
     redisDb *db = NULL;
     for (int j = 0; !job->voided && j < server.dbnum; j++)
@@ -182,12 +336,7 @@ void rockPointComplete(rockReadJob *job) {
             if (st->failed_key == NULL) st->failed_key = sdsdup(job->key);
         } else {
             rockPointDrop(c);
-            rockPointStash *ps = zcalloc(sizeof(*ps));
-            ps->dbid = db->id;
-            ps->key = sdsdup(job->key);
-            ps->version = job->version;
-            ps->cmd = job->cmd;
-            ps->argc = job->argc;
+            rockPointStash *ps = rockPointNewStash(db, job->key, job->version, job->cmd, job->argc);
             sds meta = job->pvals[0];
             uint64_t v = 0;
             if (meta && rockSplitIsMeta(meta, sdslen(meta))) rockSplitMetaInfo(meta, &v, NULL);
@@ -195,8 +344,12 @@ void rockPointComplete(rockReadJob *job) {
                 /* Stored whole after all (or missing): page it in. */
                 ps->fallback = 1;
             } else {
-                ps->nvals = job->nkeys - 1;
-                ps->vals = zmalloc(sizeof(sds) * ps->nvals);
+                ps->meta = meta;
+                job->pvals[0] = NULL;
+                ps->n = job->nkeys - 1;
+                ps->eles = job->peles;
+                ps->vals = zmalloc(sizeof(sds) * ps->n);
+                job->peles = NULL;
                 for (int j = 1; j < job->nkeys; j++) {
                     ps->vals[j - 1] = job->pvals[j];
                     if (job->pvals[j]) rock.stats.read_bytes += sdslen(job->pvals[j]);
@@ -204,8 +357,8 @@ void rockPointComplete(rockReadJob *job) {
                 }
             }
             st->point = ps;
-            rock.stats.reads += job->nkeys;
-            rock.stats.element_reads += job->nkeys - 1;
+            rock.stats.reads += records;
+            rock.stats.element_reads += records - 1;
             rockRecordReadLatency(getMonotonicUs() - job->start);
         }
     }
@@ -224,6 +377,18 @@ void rockPointComplete(rockReadJob *job) {
  * Around the command's proc (rockCallEnter()/rockCallLeave())
  * ------------------------------------------------------------------------ */
 
+/* Elements in the stand-in itself (not its length hook). */
+static unsigned long rockPointRawSize(robj *o) {
+    if (o->type == OBJ_ZSET) return ((zset *)o->ptr)->zsl->length;
+    return dictSize((dict *)o->ptr);
+}
+
+/* hashTypeLength(), setTypeSize(), zsetLength() of the stand-in (patch
+ * 0034): the collection's length as the command changes it. */
+unsigned long rockPointLength(const robj *o) {
+    return rock_point.base + rockPointRawSize((robj *)o);
+}
+
 /* Right before a top-level command's proc: when its elements are stashed
  * and still current, stand them in for the cold collection. */
 void rockPointEnter(client *c) {
@@ -232,15 +397,24 @@ void rockPointEnter(client *c) {
         ps->dbid != c->db->id)
         return;
     dictEntry *de = dictFind(c->db->dict, ps->key);
-    if (de == NULL || !rockIsCold(dictGetVal(de)) || rockPointVersion(c->db, ps->key) != ps->version) {
+    rockSplitInfo *si = rockSplitLookup(c->db->id, ps->key);
+    if (de == NULL || !rockIsCold(dictGetVal(de)) || si == NULL || si->version != ps->version) {
         rockPointDrop(c);
         return;
     }
     int type = ((robj *)dictGetVal(de))->type;
-    robj *o = type == OBJ_HASH ? createHashObject() : type == OBJ_SET ? createSetObject() : createZsetObject();
-    for (int j = 0; j < ps->nvals; j++) {
-        sds ele = c->argv[j + 2]->ptr, v = ps->vals[j];
+    robj *o;
+    if (type == OBJ_HASH) {
+        o = createHashObject();
+        hashTypeConvert(o, OBJ_ENCODING_HT);
+    } else {
+        o = type == OBJ_SET ? createSetObject() : createZsetObject();
+    }
+    uint64_t present = 0;
+    for (int j = 0; j < ps->n; j++) {
+        sds ele = ps->eles[j], v = ps->vals[j];
         if (v == NULL) continue;
+        present++;
         if (type == OBJ_HASH) {
             hashTypeSet(o, ele, v, 0);
         } else if (type == OBJ_SET) {
@@ -253,24 +427,73 @@ void rockPointEnter(client *c) {
             zsetAdd(o, score, ele, ZADD_IN_NONE, &out, NULL);
         }
     }
-    rockPointDrop(c);
-    incrRefCount(o); /* ours: the dict's may go with an expiry */
+    c->rock->point = NULL; /* kept until rockPointLeave() */
+    incrRefCount(o);       /* ours: the dict's may go with an expiry or a delete */
     dictSetVal(c->db->dict, de, o);
     rock.point_value = o;
     rock_point.db = c->db;
     rock_point.key = sdsdup(dictGetKey(de));
+    rock_point.ps = ps;
+    rock_point.si = si;
+    si->refs++;
+    rock_point.base = si->count >= present ? si->count - present : 0;
     rock.stats.point_reads++;
 }
 
-/* Right after it: the key is cold again (unless the lookup expired it). */
+/* The record value of element `ele` of stand-in `o`, or NULL when absent. */
+static sds rockPointValueOf(robj *o, sds ele) {
+    if (o->type == OBJ_ZSET) {
+        dictEntry *de = dictFind(((zset *)o->ptr)->dict, ele);
+        if (de == NULL) return NULL;
+        double score = *(double *)dictGetVal(de);
+        memrev64ifbe(&score);
+        return sdsnewlen(&score, 8);
+    }
+    dictEntry *de = dictFind((dict *)o->ptr, ele);
+    if (de == NULL) return NULL;
+    return o->type == OBJ_HASH ? sdsdup(dictGetVal(de)) : sdsempty();
+}
+
+/* After a point write: queue what changed, each element alone, and the
+ * metadata record's new count. */
+static void rockPointWriteBack(robj *o) {
+    rockPointStash *ps = rock_point.ps;
+    rockSplitInfo *si = rock_point.si;
+    sds skey = rockStorageKey(rock_point.db->id, rock_point.key);
+    int changed = 0;
+    for (int j = 0; j < ps->n; j++) {
+        sds after = rockPointValueOf(o, ps->eles[j]), before = ps->vals[j];
+        if ((after == NULL && before == NULL) ||
+            (after && before && sdslen(after) == sdslen(before) && memcmp(after, before, sdslen(after)) == 0)) {
+            sdsfree(after);
+            continue;
+        }
+        sds ekey = rockSplitElementKey(NULL, skey, sdslen(skey), si->version, ps->eles[j], sdslen(ps->eles[j]));
+        rockWriteElement(ekey, after, si, 1);
+        changed = 1;
+    }
+    uint64_t count = rockPointLength(o);
+    if (changed || count != si->count) {
+        si->count = count;
+        rockWriteElement(sdsdup(skey), rockSplitMetaWithCount(ps->meta, count), si, 0);
+    }
+    sdsfree(skey);
+}
+
+/* Right after it: the key is cold again (unless the command deleted it, or
+ * the lookup expired it). */
 void rockPointLeave(void) {
     robj *o = rock.point_value;
     if (o == NULL) return;
     rock.point_value = NULL;
     dictEntry *de = dictFind(rock_point.db->dict, rock_point.key);
-    if (de && dictGetVal(de) == o) dictSetVal(rock_point.db->dict, de, rock.cold[o->type]);
+    if (de && dictGetVal(de) == o) {
+        if (rock_point.ps->write && rock_point.ps->meta) rockPointWriteBack(o);
+        dictSetVal(rock_point.db->dict, de, rock.cold[o->type]);
+    }
     decrRefCount(o);
+    rockPointFreeStash(rock_point.ps);
+    rockSplitInfoRelease(rock_point.si);
     sdsfree(rock_point.key);
-    rock_point.key = NULL;
-    rock_point.db = NULL;
+    memset(&rock_point, 0, sizeof(rock_point));
 }

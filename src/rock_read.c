@@ -516,6 +516,17 @@ static void rockReadCompletions(aeEventLoop *el, int fd, void *privdata, int mas
 /* One cold key a command needs: restore it now if its value is still in the
  * pending buffer, else queue a read. Returns 1 when a read was queued. */
 static int rockNeedKey(client *c, redisDb *db, dictEntry *de, sds key) {
+    /* A split collection with point writes not committed yet: paged in
+     * once they are (every batch the writer hands back re-runs it). */
+    rockSplitInfo *si = rockSplitLookup(db->id, key);
+    if (si && si->ops > 0) {
+        rockClientState *st = rockClient(c);
+        if (st->write_wait == NULL) {
+            listAddNodeTail(rock_io.write_waiters, c);
+            st->write_wait = listLast(rock_io.write_waiters);
+        }
+        return 1;
+    }
     sds skey = rockStorageKey(db->id, key);
     int queued = 0;
     if (rockPendingGet(skey)) {

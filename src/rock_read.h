@@ -41,7 +41,9 @@ typedef struct rockReadJob {
     int point;
     int nkeys;         /* pkeys[0]: the metadata record; then the elements */
     sds *pkeys;
+    sds *peles;        /* the elements named (nkeys - 1), distinct */
     sds *pvals;        /* results (NULL: no such record) */
+    char *pfixed;      /* 1: pvals[j] came from a queued write, not to be read */
     uint64_t version;  /* the split version the elements were asked of */
     struct redisCommand *cmd;
     int argc;

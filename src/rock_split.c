@@ -109,8 +109,40 @@ sds rockSplitElementKey(sds buf, const char *skey, size_t sklen, uint64_t versio
 }
 
 /* ---------------------------------------------------------------------------
+ * Which keys are split (main thread)
+ * ------------------------------------------------------------------------ */
+
+void rockSplitInfoRelease(rockSplitInfo *si) {
+    if (--si->refs == 0) zfree(si);
+}
+
+static void rockSplitInfoDestructor(dict *d, void *val) {
+    UNUSED(d);
+    rockSplitInfoRelease(val);
+}
+
+/* A db's split dict: key (sds, owned) -> rockSplitInfo. */
+dictType rockSplitDictType = {
+    dictSdsHash, NULL, NULL, dictSdsKeyCompare, dictSdsDestructor, rockSplitInfoDestructor, NULL
+};
+
+/* The split state of `key` in database `dbid`, or NULL when its disk copy
+ * is not split (or it has none). */
+rockSplitInfo *rockSplitLookup(int dbid, sds key) {
+    dict *split = rock.dbs[dbid].split;
+    return dictSize(split) ? dictFetchValue(split, key) : NULL;
+}
+
+/* ---------------------------------------------------------------------------
  * Metadata records
  * ------------------------------------------------------------------------ */
+
+/* A copy of metadata record `meta` with its element count set to `count`. */
+sds rockSplitMetaWithCount(const char *meta, uint64_t count) {
+    sds m = sdsnewlen(meta, ROCK_SPLIT_META_LEN);
+    rockPutU64((unsigned char *)m + ROCK_HEADER_LEN + 9, count);
+    return m;
+}
 
 int rockSplitIsMeta(const char *rec, size_t len) {
     return len == ROCK_SPLIT_META_LEN && rec[0] == ROCK_FORMAT_SPLIT;

@@ -55,7 +55,7 @@ void rockStoreInit(void) {
         rock.dbs[j].sid = j;
         rock.dbs[j].clean = dictCreate(&setDictType);
         rock.dbs[j].stale = dictCreate(&setDictType);
-        rock.dbs[j].split = dictCreate(&setDictType);
+        rock.dbs[j].split = dictCreate(&rockSplitDictType);
     }
     rock.next_split_version = 1;
     rock.next_sid = server.dbnum;
@@ -541,6 +541,10 @@ done:
  * that leaves the key cold (a copy, a save) leaves those reads alone. */
 sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in) {
     int found;
+    /* A split collection's point writes are committed first: its elements
+     * are read from RocksDB only (rock_point.c). */
+    rockSplitInfo *si = rock.dbs ? rockSplitLookup(dbid, key) : NULL;
+    if (si && si->ops > 0) rockWriteFlush();
     sds skey = rockStorageKey(dbid, key);
     sds rec = rockPendingGet(skey);
     if (from_pending) *from_pending = rec != NULL;

@@ -50,6 +50,8 @@
 #define ROCK_OP_DELETE_RANGE 2
 #define ROCK_OP_ACCESS 3 /* merge: a record's new LRU/LFU field (rock_store.c) */
 #define ROCK_OP_DELETE_ELEMENTS 4 /* range delete of one key's element records */
+#define ROCK_OP_ELEMENT 5 /* a point command's put or delete of one element
+                           * record, or its put of a metadata record */
 
 /* A value waiting in the pending buffer. Shared by the buffer entry and the
  * queued put; its reference count is only touched on the main thread. */
@@ -69,6 +71,9 @@ typedef struct rockWriteOp {
     size_t cost;             /* delete, access: RAM it holds until committed */
     unsigned int lru;        /* access: the new LRU/LFU field */
     long long elements;      /* put: element records written (writer thread) */
+    sds val;                 /* element: the value to put, NULL: delete */
+    rockSplitInfo *si;       /* element: its key's split state (a reference) */
+    int pending;             /* element: in rock_wr.elements until committed */
 } rockWriteOp;
 
 /* One committed batch handed back to the main thread, or (notice set) the
@@ -98,6 +103,9 @@ static struct {
     int pipe_rd, pipe_wr;
     /* Main thread only. */
     dict *pending;            /* skey -> rockPendingValue */
+    dict *elements;           /* element key -> its last queued element op,
+                               * until the op is committed (rockPendingElement()) */
+    long long element_ops;    /* element ops queued and not yet handed back */
     dict *access;             /* skey -> its last queued access op, until the
                                * op leaves the queue (rockPendingAccess()) */
     long long pending_bytes;  /* RAM held by pending values (records + overhead) */
@@ -147,6 +155,9 @@ static void rockCommitBatch(rockWriteBatch *b) {
             unsigned char operand[3];
             rockAccessOperand(op->lru, operand);
             rocksdb_writebatch_merge(wb, op->skey, sdslen(op->skey), (const char *)operand, sizeof(operand));
+        } else if (op->kind == ROCK_OP_ELEMENT) {
+            if (op->val) rocksdb_writebatch_put(wb, op->skey, sdslen(op->skey), op->val, sdslen(op->val));
+            else rocksdb_writebatch_delete(wb, op->skey, sdslen(op->skey));
         } else if (op->kind == ROCK_OP_DELETE_ELEMENTS) {
             rocksdb_writebatch_delete_range(wb, op->skey, sdslen(op->skey), op->end, sdslen(op->end));
         } else {
@@ -397,6 +408,18 @@ static void rockFreeOp(rockWriteOp *op) {
         rock_wr.access_bytes -= op->cost;
         if (dictSize(rock_wr.access) && dictFetchValue(rock_wr.access, op->skey) == op)
             dictDelete(rock_wr.access, op->skey);
+    } else if (op->kind == ROCK_OP_ELEMENT) {
+        rock_wr.access_bytes -= op->cost;
+        rock_wr.element_ops--;
+        if (op->pending) {
+            /* The dict entry is keyed by the newest op's own key copy:
+             * replace it before this op's key goes. */
+            dictEntry *de = dictFind(rock_wr.elements, op->skey);
+            if (de && dictGetVal(de) == op) dictDelete(rock_wr.elements, op->skey);
+        }
+        op->si->ops--;
+        rockSplitInfoRelease(op->si);
+        sdsfree(op->val);
     }
     sdsfree(op->skey);
     sdsfree(op->end);
@@ -421,6 +444,47 @@ void rockWriteDeleteElements(sds skey) {
     op->skey = rockSplitPrefixInto(NULL, skey, sdslen(skey));
     op->end = rockSplitPrefixEnd(op->skey);
     rockEnqueue(op);
+}
+
+/* Queue a point command's write of one record of a split collection
+ * (rock_point.c): the put of `val` (taken), or with `val` NULL the delete,
+ * under `rkey` (taken); `si` is the key's split state, whose `ops` counts
+ * it until committed. With `pending`, reads issued before it commits get
+ * it from rockPendingElement() (element records; a metadata record is
+ * never read for its count: that is si->count). */
+void rockWriteElement(sds rkey, sds val, rockSplitInfo *si, int pending) {
+    rockWriteOp *op = zcalloc(sizeof(*op));
+    op->kind = ROCK_OP_ELEMENT;
+    op->skey = rkey;
+    op->val = val;
+    op->si = si;
+    op->pending = pending;
+    si->refs++;
+    si->ops++;
+    op->cost = sizeof(*op) + sdsZmallocSize(rkey) + (val ? sdsZmallocSize(val) : 0) + sizeof(listNode) +
+               (pending ? sizeof(dictEntry) : 0);
+    rock_wr.access_bytes += op->cost;
+    rock_wr.element_ops++;
+    if (pending) {
+        dictEntry *existing, *de = dictAddRaw(rock_wr.elements, op->skey, &existing);
+        if (de == NULL) de = existing;
+        dictSetVal(rock_wr.elements, de, op);
+        dictSetKey(rock_wr.elements, de, op->skey);
+    }
+    rockEnqueue(op);
+}
+
+/* The value of the newest element write queued for `ekey` and not yet
+ * committed: *found = 1 and the value (NULL: deleted), or *found = 0. */
+sds rockPendingElement(sds ekey, int *found) {
+    rockWriteOp *op = rock_wr.elements && dictSize(rock_wr.elements) ? dictFetchValue(rock_wr.elements, ekey) : NULL;
+    *found = op != NULL;
+    return op ? op->val : NULL;
+}
+
+/* Element writes queued and not yet committed (a fork waits for them). */
+long long rockWriteElementOps(void) {
+    return rock_wr.element_ops;
 }
 
 /* The pending record of `skey` (owned by the buffer), or NULL. */
@@ -542,6 +606,8 @@ static void rockCompleteBatch(rockWriteBatch *b) {
             rock.stats.deletes++;
         } else if (!b->dropped && op->kind == ROCK_OP_ACCESS) {
             rock.stats.access_updates++;
+        } else if (!b->dropped && op->kind == ROCK_OP_ELEMENT) {
+            rock.stats.element_writes++;
         }
         rockFreeOp(op);
     }
@@ -708,6 +774,7 @@ void rockWriteStart(void) {
     rock_wr.done = listCreate();
     rock_wr.pending = dictCreate(&rockPendingDictType);
     if (rock_wr.access == NULL) rock_wr.access = dictCreate(&rockAccessDictType);
+    if (rock_wr.elements == NULL) rock_wr.elements = dictCreate(&rockAccessDictType);
     rockDiskCheck();
     if (pthread_create(&rock_wr.thread, NULL, rockWriterMain, NULL) != 0) {
         serverLog(LL_WARNING, "Fatal: rock: can't start the writer thread");
