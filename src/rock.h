@@ -49,6 +49,8 @@ typedef struct rockSplitInfo {
     uint64_t version;
     uint64_t count;
     long long ops;     /* element/metadata writes queued, not yet committed */
+    uint64_t writes;   /* point writes so far: elements read before one
+                        * are stale after it (rock_point.c) */
     int refs;
 } rockSplitInfo;
 

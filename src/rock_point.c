@@ -49,6 +49,7 @@ typedef struct rockPointStash {
     int dbid;
     sds key;
     uint64_t version;
+    uint64_t writes;   /* the key's point writes when its elements were read */
     struct redisCommand *cmd;
     int argc;
     int fallback;      /* the metadata did not match: page the value in */
@@ -152,9 +153,10 @@ static int rockPointParse(struct redisCommand *cmd, robj **argv, int argc, int *
 }
 
 /* The split version of a cold key, or 0 when it is not stored element by
- * element. */
-static uint64_t rockPointVersion(redisDb *db, sds key) {
+ * element; and the number of point writes it has had. */
+static uint64_t rockPointVersion(redisDb *db, sds key, uint64_t *writes) {
     rockSplitInfo *si = rockSplitLookup(db->id, key);
+    if (writes) *writes = si ? si->writes : 0;
     return si ? si->version : 0;
 }
 
@@ -176,11 +178,13 @@ void rockPointDrop(client *c) {
     c->rock->point = NULL;
 }
 
-static rockPointStash *rockPointNewStash(redisDb *db, sds key, uint64_t version, struct redisCommand *cmd, int argc) {
+static rockPointStash *rockPointNewStash(redisDb *db, sds key, uint64_t version, uint64_t writes,
+                                         struct redisCommand *cmd, int argc) {
     rockPointStash *ps = zcalloc(sizeof(*ps));
     ps->dbid = db->id;
     ps->key = sdsdup(key);
     ps->version = version;
+    ps->writes = writes;
     ps->cmd = cmd;
     ps->argc = argc;
     ps->write = (cmd->flags & CMD_WRITE) != 0;
@@ -212,7 +216,7 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     int type, write, n, *pos;
     if (!rockPointParse(cmd, argv, argc, &type, &write, &pos, &n)) return -1;
     sds key = dictGetKey(de);
-    uint64_t version = rockPointVersion(db, key);
+    uint64_t writes, version = rockPointVersion(db, key, &writes);
     if (version == 0) {
         zfree(pos);
         return -1;
@@ -227,15 +231,17 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
         return -1;
     }
     rockPointStash *ps = c->rock ? c->rock->point : NULL;
-    if (ps && ps->dbid == db->id && ps->version == version && ps->cmd == cmd && ps->argc == argc &&
-        sdscmp(ps->key, key) == 0) {
+    /* Read for this command, and no point write of the key ran since (a
+     * command ahead of it in the key's queue may have written it). */
+    if (ps && ps->dbid == db->id && ps->version == version && ps->writes == writes && ps->cmd == cmd &&
+        ps->argc == argc && sdscmp(ps->key, key) == 0) {
         sdsfree(skey);
         zfree(pos);
         return ps->fallback ? -1 : 0;
     }
     rockPointDrop(c);
     if (n == 0) { /* HLEN SCARD ZCARD (the count is in RAM), WRONGTYPE */
-        rockClient(c)->point = rockPointNewStash(db, key, version, cmd, argc);
+        rockClient(c)->point = rockPointNewStash(db, key, version, writes, cmd, argc);
         sdsfree(skey);
         zfree(pos);
         return 0;
@@ -247,6 +253,7 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     job->key = sdsdup(key);
     job->sid = rock.dbs[db->id].sid;
     job->version = version;
+    job->writes = writes;
     job->cmd = cmd;
     job->argc = argc;
     int distinct;
@@ -328,7 +335,9 @@ void rockPointComplete(rockReadJob *job) {
     for (int j = 0; !job->voided && j < server.dbnum; j++)
         if (rock.dbs[j].sid == job->sid) db = server.db + j;
     dictEntry *de = db ? dictFind(db->dict, job->key) : NULL;
-    int valid = de && rockIsCold(dictGetVal(de)) && rockPointVersion(db, job->key) == job->version;
+    uint64_t writes;
+    int valid = de && rockIsCold(dictGetVal(de)) && rockPointVersion(db, job->key, &writes) == job->version &&
+                writes == job->writes;
     if (c && valid) {
         rockClientState *st = rockClient(c);
         if (job->status != ROCK_READ_OK) {
@@ -336,7 +345,7 @@ void rockPointComplete(rockReadJob *job) {
             if (st->failed_key == NULL) st->failed_key = sdsdup(job->key);
         } else {
             rockPointDrop(c);
-            rockPointStash *ps = rockPointNewStash(db, job->key, job->version, job->cmd, job->argc);
+            rockPointStash *ps = rockPointNewStash(db, job->key, job->version, job->writes, job->cmd, job->argc);
             sds meta = job->pvals[0];
             uint64_t v = 0;
             if (meta && rockSplitIsMeta(meta, sdslen(meta))) rockSplitMetaInfo(meta, &v, NULL);
@@ -398,7 +407,8 @@ void rockPointEnter(client *c) {
         return;
     dictEntry *de = dictFind(c->db->dict, ps->key);
     rockSplitInfo *si = rockSplitLookup(c->db->id, ps->key);
-    if (de == NULL || !rockIsCold(dictGetVal(de)) || si == NULL || si->version != ps->version) {
+    if (de == NULL || !rockIsCold(dictGetVal(de)) || si == NULL || si->version != ps->version ||
+        si->writes != ps->writes) {
         rockPointDrop(c);
         return;
     }
@@ -473,6 +483,7 @@ static void rockPointWriteBack(robj *o) {
         changed = 1;
     }
     uint64_t count = rockPointLength(o);
+    if (changed) si->writes++;
     if (changed || count != si->count) {
         si->count = count;
         rockWriteElement(sdsdup(skey), rockSplitMetaWithCount(ps->meta, count), si, 0);

@@ -45,6 +45,7 @@ typedef struct rockReadJob {
     sds *pvals;        /* results (NULL: no such record) */
     char *pfixed;      /* 1: pvals[j] came from a queued write, not to be read */
     uint64_t version;  /* the split version the elements were asked of */
+    uint64_t writes;   /* ...and its point writes at the time (rockSplitInfo) */
     struct redisCommand *cmd;
     int argc;
     list *waiters;     /* clients blocked on this read */

@@ -1749,7 +1749,11 @@ def run_mode(mode, args, log):
     workdir = args.workdir
     os.makedirs(workdir, exist_ok=True)
     stock = Server("stock", args.stock, ports[0], workdir, [])
+    # rock-split-min-elements 0: every hash-table hash or set and skiplist
+    # zset goes to disk element by element, so point commands take the
+    # element path (rock_point.c) whenever such a collection is cold.
     rock_extra = ["--rock-enabled", "yes", "--rock-dir", "rock", "--rock-min-value-size", "0",
+                  "--rock-split-min-elements", "0",
                   "--maxmemory", args.maxmemory, "--maxmemory-policy", "noeviction",
                   "--rock-debug-evict-all", "yes" if mode == "on" else "no"] + args.rock_args.split()
     rock = Server("rock-" + mode, args.rock, ports[1], workdir, rock_extra)
@@ -1936,7 +1940,7 @@ def report_divergence(mode, args, d, ops, runner, servers, log, stats):
     log("  stock:   %s" % show(best.replies[0]))
     log("  rock:    %s" % show(best.replies[1]))
     hdr = ["# redis-rock differential test repro: mode %s, seed %d" % (mode, args.seed),
-           "# rock server: --rock-enabled yes --rock-min-value-size 0 --maxmemory %s --maxmemory-policy noeviction "
+           "# rock server: --rock-enabled yes --rock-min-value-size 0 --rock-split-min-elements 0 --maxmemory %s --maxmemory-policy noeviction "
            "--rock-debug-evict-all %s" % (args.maxmemory, "yes" if mode == "on" else "no"),
            "# after FLUSHALL and FUNCTION LOAD of tests/diff/diff.py's FUNC_LIB; lines starting '#2> ' run on a "
            "second connection, in order",

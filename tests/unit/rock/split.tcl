@@ -206,6 +206,33 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         assert_equal $digest [r debug digest]
     }
 
+    test {Split: a point read queued behind a point write of the same element sees the write} {
+        # Both reads are in flight at once; the write runs first (it came
+        # first) and stays uncommitted (the writer is held), so the element
+        # the read fetched from disk is stale by the time it runs.
+        r flushall
+        rock_big hash k 600
+        r rock evict k
+        rock_wait_committed
+        r config set rock-debug-read-delay 300
+        r config set rock-debug-write-delay 1500
+        set rw [redis_deferring_client]
+        set rr [redis_deferring_client]
+        $rw hset k f1 written
+        rock_wait_blocked 1
+        $rr hmget k f1 f2
+        rock_wait_blocked 2
+        assert_equal 0 [$rw read]
+        assert_equal [list written [r hget k:ref f2]] [$rr read]
+        $rw close
+        $rr close
+        r config set rock-debug-read-delay 0
+        r config set rock-debug-write-delay 0
+        rock_wait_committed
+        assert_equal written [r hget k f1]
+        assert_equal cold [r rock status k]
+    }
+
     test {Split: a collection under rock-split-min-elements, or in a compact encoding, stays one record} {
         r flushall
         rock_big hash small 50
