@@ -501,8 +501,9 @@ void rockPointLeave(void) {
     if (de && dictGetVal(de) == o) {
         if (rock_point.ps->write && rock_point.ps->meta) rockPointWriteBack(o);
         dictSetVal(rock_point.db->dict, de, rock.cold[o->type]);
+        decrRefCount(o); /* the dict's reference */
     }
-    decrRefCount(o);
+    decrRefCount(o); /* ours */
     rockPointFreeStash(rock_point.ps);
     rockSplitInfoRelease(rock_point.si);
     sdsfree(rock_point.key);

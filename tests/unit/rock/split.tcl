@@ -233,6 +233,25 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         assert_equal cold [r rock status k]
     }
 
+    test {Split: point commands leave nothing behind in RAM} {
+        # Each point command builds and drops a stand-in object, a stash and
+        # a job; 3,000 of them leaking even one small object would show.
+        r flushall
+        rock_big hash k 600
+        r rock evict k
+        rock_wait_committed
+        for {set i 0} {$i < 200} {incr i} { r hget k f$i }
+        set before [s used_memory]
+        for {set i 0} {$i < 1000} {incr i} {
+            r hget k f$i
+            r hset k f$i x$i
+            r hlen k
+        }
+        rock_wait_committed
+        assert_equal cold [r rock status k]
+        assert_lessthan [expr {[s used_memory] - $before}] 100000
+    }
+
     test {Split: a collection under rock-split-min-elements, or in a compact encoding, stays one record} {
         r flushall
         rock_big hash small 50
