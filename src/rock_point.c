@@ -284,13 +284,20 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     return 1;
 }
 
-/* Reader thread: one MultiGet of the job's records. */
+/* Reader thread: the job's records. The metadata record fills the block
+ * cache (every point command of the key reads it, and metadata records
+ * are small and sit together, apart from the elements); the elements, as
+ * any lone read, leave it alone. */
 void rockPointRead(rockReadJob *job) {
     int n = job->nkeys;
     size_t *klens = zmalloc(sizeof(size_t) * n), *vlens = zmalloc(sizeof(size_t) * n);
     char **vals = zmalloc(sizeof(char *) * n), **errs = zmalloc(sizeof(char *) * n);
     for (int j = 0; j < n; j++) klens[j] = sdslen(job->pkeys[j]);
-    rocksdb_multi_get(rock.db, rock.ropts_nofill, n, (const char *const *)job->pkeys, klens, vals, vlens, errs);
+    errs[0] = NULL;
+    vals[0] = rocksdb_get(rock.db, rock.ropts, job->pkeys[0], klens[0], &vlens[0], &errs[0]);
+    if (n > 1)
+        rocksdb_multi_get(rock.db, rock.ropts_nofill, n - 1, (const char *const *)job->pkeys + 1, klens + 1,
+                          vals + 1, vlens + 1, errs + 1);
     job->status = ROCK_READ_OK;
     for (int j = 0; j < n; j++) {
         if (errs[j]) {
