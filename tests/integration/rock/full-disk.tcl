@@ -103,9 +103,12 @@ start_server [list tags {"rock external:skip"} overrides [list rock-enabled yes 
         lassign [rock_fill_until_disk_full 0 200000] n err
         assert_match "*OOM*" $err
         assert_morethan $n 20000
-        assert_match "*rock-min-free-disk*" [rock_field eviction]
-        assert_equal 1 [rock_field disk_full]
-        assert_equal 0 [rock_field write_errors]
+        # One report: the guard may lift between two (compactions free
+        # space), as seen once under make test's load.
+        set rep [r rock report]
+        assert_match "*rock-min-free-disk*" [dict get $rep eviction]
+        assert_equal 1 [dict get $rep disk_full]
+        assert_equal 0 [dict get $rep write_errors]
         verify_log_message 0 "*eviction to disk stopped*under rock-min-free-disk*" 0
         # Once what was pending is committed, more writes may fit: in RAM,
         # and on disk too when the guard tripped while space was only held
