@@ -103,7 +103,8 @@ measure() {
     local rerr; rerr=$(rock_fig "$port" errors); [ "$rerr" = NA ] || [ "$rerr" = 0 ] || err="$err+rock_errors=$rerr"
 
     # d NAME: the figure's change over the run
-    d() { echo $(( ${r1[$1]} - ${r0[$1]} )); }
+    # (a figure the server does not have, as before issue 27's counters, is 0)
+    d() { local a=${r1[$1]} b=${r0[$1]}; [ "$a" = NA ] && a=0; [ "$b" = NA ] && b=0; echo $((a - b)); }
     # per NUMBER DIVISOR FORMAT: NA when either is NA or the divisor is 0
     per() { if [ "$1" = NA ] || [ "$2" = NA ] || [ "$2" = 0 ]; then echo NA; else calc "$1 / $2" "$3"; fi; }
     local reads=NA rbytes=NA points=NA loads=NA hwrites=NA wrec=NA wbytes=NA wrec_hset=NA
