@@ -49,8 +49,11 @@ typedef struct rockSplitInfo {
     uint64_t version;
     uint64_t count;
     long long ops;     /* element/metadata writes queued, not yet committed */
-    uint64_t writes;   /* point writes so far: elements read before one
-                        * are stale after it (rock_point.c) */
+    uint64_t writes;   /* point writes so far (a sequence number) */
+    dict *written;     /* element -> the sequence number of its last point
+                        * write: an element read before it is stale
+                        * (rock_point.c); NULL until the first write */
+    uint64_t forgotten;/* writes up to this one may have left `written` */
     int refs;
 } rockSplitInfo;
 

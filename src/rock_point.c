@@ -160,6 +160,39 @@ static uint64_t rockPointVersion(redisDb *db, sds key, uint64_t *writes) {
     return si ? si->version : 0;
 }
 
+/* Elements written since, each with its write's sequence number, are
+ * remembered up to this many per key; past it the table starts over, and
+ * elements read before that are all taken for stale. */
+#define ROCK_POINT_WRITTEN_MAX 4096
+
+/* Are the elements `eles` read when the key had had `seen` point writes
+ * still current? Only a write of one of them since makes them stale (a
+ * command ahead in the key's queue may have written it): reads queued
+ * behind a write of other elements keep what they read. */
+static int rockPointFresh(rockSplitInfo *si, uint64_t seen, sds *eles, int n) {
+    if (si->writes == seen) return 1;
+    if (seen < si->forgotten || si->written == NULL) return 0;
+    for (int j = 0; j < n; j++) {
+        dictEntry *de = dictFind(si->written, eles[j]);
+        if (de && dictGetUnsignedIntegerVal(de) > seen) return 0;
+    }
+    return 1;
+}
+
+/* A point write changed `ele`: later reads of it must not use a value read
+ * before. */
+static void rockPointNoteWritten(rockSplitInfo *si, sds ele) {
+    if (si->written == NULL) si->written = dictCreate(&setDictType);
+    if (dictSize(si->written) >= ROCK_POINT_WRITTEN_MAX) {
+        dictEmpty(si->written, NULL);
+        si->forgotten = si->writes;
+    }
+    dictEntry *existing, *de = dictAddRaw(si->written, ele, &existing);
+    if (de) dictSetKey(si->written, de, sdsdup(ele));
+    else de = existing;
+    dictSetUnsignedIntegerVal(de, si->writes);
+}
+
 static void rockPointFreeStash(rockPointStash *ps) {
     for (int j = 0; j < ps->n; j++) {
         sdsfree(ps->eles[j]);
@@ -231,10 +264,11 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
         return -1;
     }
     rockPointStash *ps = c->rock ? c->rock->point : NULL;
-    /* Read for this command, and no point write of the key ran since (a
-     * command ahead of it in the key's queue may have written it). */
-    if (ps && ps->dbid == db->id && ps->version == version && ps->writes == writes && ps->cmd == cmd &&
-        ps->argc == argc && sdscmp(ps->key, key) == 0) {
+    /* Read for this command, and none of its elements written since (a
+     * command ahead of it in the key's queue may have written one). */
+    if (ps && ps->dbid == db->id && ps->version == version && ps->cmd == cmd && ps->argc == argc &&
+        sdscmp(ps->key, key) == 0 &&
+        (ps->fallback || rockPointFresh(rockSplitLookup(db->id, key), ps->writes, ps->eles, ps->n))) {
         sdsfree(skey);
         zfree(pos);
         return ps->fallback ? -1 : 0;
@@ -342,9 +376,8 @@ void rockPointComplete(rockReadJob *job) {
     for (int j = 0; !job->voided && j < server.dbnum; j++)
         if (rock.dbs[j].sid == job->sid) db = server.db + j;
     dictEntry *de = db ? dictFind(db->dict, job->key) : NULL;
-    uint64_t writes;
-    int valid = de && rockIsCold(dictGetVal(de)) && rockPointVersion(db, job->key, &writes) == job->version &&
-                writes == job->writes;
+    int valid = de && rockIsCold(dictGetVal(de)) && rockPointVersion(db, job->key, NULL) == job->version &&
+                rockPointFresh(rockSplitLookup(db->id, job->key), job->writes, job->peles, job->nkeys - 1);
     if (c && valid) {
         rockClientState *st = rockClient(c);
         if (job->status != ROCK_READ_OK) {
@@ -415,7 +448,7 @@ void rockPointEnter(client *c) {
     dictEntry *de = dictFind(c->db->dict, ps->key);
     rockSplitInfo *si = rockSplitLookup(c->db->id, ps->key);
     if (de == NULL || !rockIsCold(dictGetVal(de)) || si == NULL || si->version != ps->version ||
-        si->writes != ps->writes) {
+        !rockPointFresh(si, ps->writes, ps->eles, ps->n)) {
         rockPointDrop(c);
         return;
     }
@@ -485,12 +518,13 @@ static void rockPointWriteBack(robj *o) {
             sdsfree(after);
             continue;
         }
+        if (!changed) si->writes++;
+        changed = 1;
+        rockPointNoteWritten(si, ps->eles[j]);
         sds ekey = rockSplitElementKey(NULL, skey, sdslen(skey), si->version, ps->eles[j], sdslen(ps->eles[j]));
         rockWriteElement(ekey, after, si, 1);
-        changed = 1;
     }
     uint64_t count = rockPointLength(o);
-    if (changed) si->writes++;
     if (changed || count != si->count) {
         si->count = count;
         rockWriteElement(sdsdup(skey), rockSplitMetaWithCount(ps->meta, count), si, 0);

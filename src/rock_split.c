@@ -113,7 +113,9 @@ sds rockSplitElementKey(sds buf, const char *skey, size_t sklen, uint64_t versio
  * ------------------------------------------------------------------------ */
 
 void rockSplitInfoRelease(rockSplitInfo *si) {
-    if (--si->refs == 0) zfree(si);
+    if (--si->refs > 0) return;
+    if (si->written) dictRelease(si->written);
+    zfree(si);
 }
 
 static void rockSplitInfoDestructor(dict *d, void *val) {
