@@ -318,31 +318,49 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     return 1;
 }
 
-/* Reader thread: the job's records. The metadata record fills the block
- * cache (every point command of the key reads it, and metadata records
- * are small and sit together, apart from the elements); the elements, as
- * any lone read, leave it alone. */
-void rockPointRead(rockReadJob *job) {
-    int n = job->nkeys;
-    size_t *klens = zmalloc(sizeof(size_t) * n), *vlens = zmalloc(sizeof(size_t) * n);
-    char **vals = zmalloc(sizeof(char *) * n), **errs = zmalloc(sizeof(char *) * n);
-    for (int j = 0; j < n; j++) klens[j] = sdslen(job->pkeys[j]);
-    errs[0] = NULL;
-    vals[0] = rocksdb_get(rock.db, rock.ropts, job->pkeys[0], klens[0], &vlens[0], &errs[0]);
-    if (n > 1)
-        rocksdb_multi_get(rock.db, rock.ropts_nofill, n - 1, (const char *const *)job->pkeys + 1, klens + 1,
-                          vals + 1, vlens + 1, errs + 1);
-    job->status = ROCK_READ_OK;
-    for (int j = 0; j < n; j++) {
-        if (errs[j]) {
-            serverLog(LL_WARNING, "rock: RocksDB read failed: %s", errs[j]);
-            rocksdb_free(errs[j]);
-            job->status = ROCK_READ_ERROR;
-        } else if (vals[j]) {
-            if (!job->pfixed[j]) job->pvals[j] = sdsnewlen(vals[j], vlens[j]);
-            rocksdb_free(vals[j]);
+/* Reader thread: the records of a batch's point jobs, in two MultiGets for
+ * all of them: the metadata records filling the block cache (every point
+ * command of a key reads its one, and metadata records are small and sit
+ * together, apart from the elements), the elements, as any lone read,
+ * leaving it alone. */
+void rockPointReadBatch(rockReadJob **jobs, int njobs) {
+    int nele = 0;
+    for (int j = 0; j < njobs; j++) nele += jobs[j]->nkeys - 1;
+    int total = njobs + nele;
+    const char **keys = zmalloc(sizeof(char *) * total);
+    size_t *klens = zmalloc(sizeof(size_t) * total), *vlens = zmalloc(sizeof(size_t) * total);
+    char **vals = zmalloc(sizeof(char *) * total), **errs = zmalloc(sizeof(char *) * total);
+    int e = njobs;
+    for (int j = 0; j < njobs; j++) {
+        rockReadJob *job = jobs[j];
+        keys[j] = job->pkeys[0];
+        klens[j] = sdslen(job->pkeys[0]);
+        for (int k = 1; k < job->nkeys; k++, e++) {
+            keys[e] = job->pkeys[k];
+            klens[e] = sdslen(job->pkeys[k]);
         }
     }
+    rocksdb_multi_get(rock.db, rock.ropts, njobs, keys, klens, vals, vlens, errs);
+    if (nele)
+        rocksdb_multi_get(rock.db, rock.ropts_nofill, nele, keys + njobs, klens + njobs, vals + njobs, vlens + njobs,
+                          errs + njobs);
+    e = njobs;
+    for (int j = 0; j < njobs; j++) {
+        rockReadJob *job = jobs[j];
+        job->status = ROCK_READ_OK;
+        for (int k = 0; k < job->nkeys; k++) {
+            int i = k == 0 ? j : e++;
+            if (errs[i]) {
+                serverLog(LL_WARNING, "rock: RocksDB read failed: %s", errs[i]);
+                rocksdb_free(errs[i]);
+                job->status = ROCK_READ_ERROR;
+            } else if (vals[i]) {
+                if (!job->pfixed[k]) job->pvals[k] = sdsnewlen(vals[i], vlens[i]);
+                rocksdb_free(vals[i]);
+            }
+        }
+    }
+    zfree(keys);
     zfree(klens);
     zfree(vlens);
     zfree(vals);

@@ -128,16 +128,16 @@ static void *rockReaderMain(void *arg) {
         /* Tests widen the window in which a read is in flight. */
         if (rock.debug_read_delay_ms)
             rockThreadSleep(&rock_io.lock, &rock_io.stop_cond, &rock_io.stop, rock.debug_read_delay_ms);
-        int fill = 0, m = 0;
-        rockReadJob *whole[ROCK_READ_BATCH];
+        int fill = 0, m = 0, np = 0;
+        rockReadJob *whole[ROCK_READ_BATCH], *points[ROCK_READ_BATCH];
         if (rock.db == NULL) {
             /* The store could not be recreated (rockResetStore): fail. */
             for (int j = 0; j < n; j++) batch[j]->status = ROCK_READ_ERROR;
             goto handback;
         }
         for (int j = 0; j < n; j++) {
-            if (batch[j]->point) { /* its own MultiGet: metadata + elements */
-                rockPointRead(batch[j]);
+            if (batch[j]->point) { /* metadata + elements: rock_point.c */
+                points[np++] = batch[j];
                 continue;
             }
             whole[m] = batch[j];
@@ -145,6 +145,7 @@ static void *rockReaderMain(void *arg) {
             klens[m++] = sdslen(batch[j]->skey);
             fill |= batch[j]->fill;
         }
+        if (np) rockPointReadBatch(points, np);
         if (m) rocksdb_multi_get(rock.db, fill ? rock.ropts : rock.ropts_nofill, m, keys, klens, vals, vlens, errs);
         for (int j = 0; j < m; j++) {
             if (errs[j]) {

@@ -109,7 +109,7 @@ void rockLeaveQueues(client *c);
 
 /* rock_point.c: point reads of collections stored element by element. */
 int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **argv, int argc, dictEntry *de);
-void rockPointRead(rockReadJob *job);
+void rockPointReadBatch(rockReadJob **jobs, int njobs);
 void rockPointComplete(rockReadJob *job);
 void rockPointFreeJob(rockReadJob *job);
 void rockPointDrop(client *c);
