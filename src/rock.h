@@ -313,7 +313,7 @@ const char *rockBlockCountName(int i);
 extern dictType rockSplitDictType;
 rockSplitInfo *rockSplitLookup(int dbid, sds key);
 sds rockSplitMetaWithCount(const char *meta, uint64_t count);
-int rockSplitEligible(robj *val);
+long long rockSplitEligible(robj *val);
 sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen);
 sds rockSplitPrefixEnd(const sds prefix);
 sds rockSplitElementKey(sds buf, const char *skey, size_t sklen, uint64_t version, const char *ele, size_t elen);

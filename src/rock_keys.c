@@ -90,13 +90,6 @@ static void rockSplitNote(rockDb *rdb, sds key, uint64_t version, uint64_t count
     }
 }
 
-/* Elements of a collection that rockSplitEligible() accepted. */
-static uint64_t rockCollectionLength(robj *val) {
-    if (val->type == OBJ_HASH) return hashTypeLength(val);
-    if (val->type == OBJ_SET) return setTypeSize(val);
-    return zsetLength(val);
-}
-
 /* `key`'s disk copy is no longer split (deleted, or about to be replaced
  * by a whole value): its element records are deleted. */
 static void rockSplitForget(rockDb *rdb, sds key, sds skey) {
@@ -185,8 +178,9 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         if (dictSize(rdb->stale)) dictDelete(rdb->stale, key);
         sds skey = rockStorageKey(db->id, key);
         rockVoidRead(skey);
-        uint64_t version = rockSplitEligible(val) ? rock.next_split_version++ : 0;
-        if (version) rockSplitNote(rdb, key, version, rockCollectionLength(val));
+        long long elements = rockSplitEligible(val);
+        uint64_t version = elements ? rock.next_split_version++ : 0;
+        if (version) rockSplitNote(rdb, key, version, elements);
         else rockSplitForget(rdb, key, skey);
         rockWritePut(skey, rec, version);
         sdsfree(skey);
@@ -595,7 +589,7 @@ client *rockCallEnter(client *c) {
 void rockCallLeave(client *c, client *prev, long long dirty_before) {
     rock.executing_client = prev;
     rockCallFrame f = rock_frames[--rock_frames_depth];
-    if (rock_frames_depth == 0) rockPointLeave();
+    if (rock_frames_depth == 0 && rock.point_value) rockPointLeave();
     serverAssert(f.prev == prev);
     /* A write command may modify a value without signalModifiedKey() (stream
      * consumer group state), and even without counting a change in

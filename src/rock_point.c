@@ -390,9 +390,7 @@ void rockPointComplete(rockReadJob *job) {
     listDelNode(rock_io.jobs, job->node);
     long long records = job->nkeys;
     client *c = listLength(job->waiters) ? listNodeValue(listFirst(job->waiters)) : NULL;
-    redisDb *db = NULL;
-    for (int j = 0; !job->voided && j < server.dbnum; j++)
-        if (rock.dbs[j].sid == job->sid) db = server.db + j;
+    redisDb *db = job->voided ? NULL : rockDbBySid(job->sid);
     dictEntry *de = db ? dictFind(db->dict, job->key) : NULL;
     int valid = de && rockIsCold(dictGetVal(de)) && rockPointVersion(db, job->key, NULL) == job->version &&
                 rockPointFresh(rockSplitLookup(db->id, job->key), job->writes, job->peles, job->nkeys - 1);

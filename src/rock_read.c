@@ -201,7 +201,6 @@ int rockIsPinned(redisDb *db, sds key) {
     return pinned;
 }
 
-static redisDb *rockDbBySid(uint32_t sid);
 
 /* The RAM of the values pinned now (sampled as MEMORY USAGE does). Eviction
  * asks it only once nothing else could move: a page-in that took memory
@@ -398,7 +397,8 @@ void rockVoidReadsOfSid(uint32_t sid) {
     }
 }
 
-static redisDb *rockDbBySid(uint32_t sid) {
+/* The database whose storage id is `sid` now, or NULL (flushed since). */
+redisDb *rockDbBySid(uint32_t sid) {
     for (int j = 0; j < server.dbnum; j++)
         if (rock.dbs[j].sid == sid) return server.db + j;
     return NULL;
@@ -521,11 +521,7 @@ static int rockNeedKey(client *c, redisDb *db, dictEntry *de, sds key) {
      * once they are (every batch the writer hands back re-runs it). */
     rockSplitInfo *si = rockSplitLookup(db->id, key);
     if (si && si->ops > 0) {
-        rockClientState *st = rockClient(c);
-        if (st->write_wait == NULL) {
-            listAddNodeTail(rock_io.write_waiters, c);
-            st->write_wait = listLast(rock_io.write_waiters);
-        }
+        rockWaitWriterQueue(c);
         return 1;
     }
     sds skey = rockStorageKey(db->id, key);
@@ -759,12 +755,19 @@ static int rockMayGrowMemory(client *c, int is_exec) {
  * instead of the whole event loop waiting, as it did, for as long as a
  * RocksDB write stall lasts. Reads and deletes go on. */
 static int rockWaitForWriter(client *c) {
-    rockClientState *rs = rockClient(c);
-    listAddNodeTail(rock_io.write_waiters, c);
-    rs->write_wait = listLast(rock_io.write_waiters);
+    rockWaitWriterQueue(c);
     rock.stats.write_postponed++;
     rockBlock(c);
     return C_ERR;
+}
+
+/* `c` re-runs once the writer hands back its next batch
+ * (rockWakeWriteWaiters()); the caller blocks it. */
+void rockWaitWriterQueue(client *c) {
+    rockClientState *rs = rockClient(c);
+    if (rs->write_wait) return;
+    listAddNodeTail(rock_io.write_waiters, c);
+    rs->write_wait = listLast(rock_io.write_waiters);
 }
 
 /* The writer handed back a batch (or its queue was dropped): every write

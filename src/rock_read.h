@@ -95,6 +95,8 @@ extern rockReadIo rock_io;
 rockClientState *rockClient(client *c);
 rockReadJob *rockNewJob(redisDb *db, sds key, sds skey);
 redisDb *rockSelectedDb(robj *index);
+redisDb *rockDbBySid(uint32_t sid);
+void rockWaitWriterQueue(client *c);
 
 /* rock_order.c: arrival order, one FIFO of waiting clients per key. */
 sds rockLockKey(redisDb *db, sds key);

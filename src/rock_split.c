@@ -52,17 +52,18 @@ static long long rockCollectionSize(robj *val) {
     }
 }
 
-/* Is `val` stored element by element? Only the encodings stock never
+/* Is `val` stored element by element? Returns its element count if so, 0
+ * if not. Only the encodings stock never
  * converts back from (hash table, skiplist), so that the encoding a
  * collection had when it left RAM is the one it gets back, and the order of
  * its elements (sorted by RocksDB, not by insertion) is never something a
  * reply shows: a listpack's order is, and it stays a whole value. */
-int rockSplitEligible(robj *val) {
+long long rockSplitEligible(robj *val) {
     if (!((val->type == OBJ_HASH || val->type == OBJ_SET) && val->encoding == OBJ_ENCODING_HT) &&
         !(val->type == OBJ_ZSET && val->encoding == OBJ_ENCODING_SKIPLIST))
         return 0;
     long long n = rockCollectionSize(val);
-    return n > 0 && n >= rock.split_min_elements;
+    return n > 0 && n >= rock.split_min_elements ? n : 0;
 }
 
 static void rockPutU64(unsigned char *p, uint64_t v) {

@@ -106,6 +106,7 @@ static struct {
     dict *elements;           /* element key -> its last queued element op,
                                * until the op is committed (rockPendingElement()) */
     long long element_ops;    /* element ops queued and not yet handed back */
+    long long element_bytes;  /* ...and the RAM they hold */
     dict *access;             /* skey -> its last queued access op, until the
                                * op leaves the queue (rockPendingAccess()) */
     long long pending_bytes;  /* RAM held by pending values (records + overhead) */
@@ -409,11 +410,11 @@ static void rockFreeOp(rockWriteOp *op) {
         if (dictSize(rock_wr.access) && dictFetchValue(rock_wr.access, op->skey) == op)
             dictDelete(rock_wr.access, op->skey);
     } else if (op->kind == ROCK_OP_ELEMENT) {
-        rock_wr.access_bytes -= op->cost;
+        rock_wr.element_bytes -= op->cost;
         rock_wr.element_ops--;
         if (op->pending) {
-            /* The dict entry is keyed by the newest op's own key copy:
-             * replace it before this op's key goes. */
+            /* The entry stands for the newest op of its element (keyed by
+             * that op's key copy): it goes with that op only. */
             dictEntry *de = dictFind(rock_wr.elements, op->skey);
             if (de && dictGetVal(de) == op) dictDelete(rock_wr.elements, op->skey);
         }
@@ -463,7 +464,7 @@ void rockWriteElement(sds rkey, sds val, rockSplitInfo *si, int pending) {
     si->ops++;
     op->cost = sizeof(*op) + sdsZmallocSize(rkey) + (val ? sdsZmallocSize(val) : 0) + sizeof(listNode) +
                (pending ? sizeof(dictEntry) : 0);
-    rock_wr.access_bytes += op->cost;
+    rock_wr.element_bytes += op->cost;
     rock_wr.element_ops++;
     if (pending) {
         dictEntry *existing, *de = dictAddRaw(rock_wr.elements, op->skey, &existing);
@@ -508,10 +509,11 @@ long long rockPendingBytes(void) {
     return rock_wr.pending ? rock_wr.pending_bytes : 0;
 }
 
-/* RAM the writer's queue holds: pending values and queued deletes. What
+/* RAM the writer's queue holds: pending values, queued deletes, access
+ * updates and point commands' element writes. What
  * eviction's back-pressure (rockPerformEvictions()) compares with its cap. */
 long long rockWriteBacklog(void) {
-    return rockPendingBytes() + rock_wr.delete_bytes + rock_wr.access_bytes;
+    return rockPendingBytes() + rock_wr.delete_bytes + rock_wr.access_bytes + rock_wr.element_bytes;
 }
 
 /* Single-key deletes queued for the writer, and the RAM they hold. */
