@@ -48,6 +48,9 @@
 typedef struct rockSplitInfo {
     uint64_t version;
     uint64_t count;
+    unsigned char header[ROCK_HEADER_LEN + 1]; /* the metadata record's header
+                        * and RDB type byte: point writes rewrite the record
+                        * from it, reading nothing (rockSplitMeta()) */
     long long ops;     /* element/metadata writes queued, not yet committed */
     uint64_t writes;   /* point writes so far (a sequence number) */
     dict *written;     /* element -> the sequence number of its last point
@@ -312,7 +315,7 @@ const char *rockBlockCountName(int i);
 /* rock_split.c: big collections element by element (storage layer). */
 extern dictType rockSplitDictType;
 rockSplitInfo *rockSplitLookup(int dbid, sds key);
-sds rockSplitMetaWithCount(const char *meta, uint64_t count);
+sds rockSplitMeta(const rockSplitInfo *si);
 long long rockSplitEligible(robj *val);
 sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen);
 sds rockSplitPrefixEnd(const sds prefix);

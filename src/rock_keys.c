@@ -74,11 +74,13 @@ int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key) 
  * ------------------------------------------------------------------------ */
 
 /* `key`'s disk copy is now version `version` of a split collection of
- * `count` elements (replacing any older split state of the key). */
-static void rockSplitNote(rockDb *rdb, sds key, uint64_t version, uint64_t count) {
+ * `count` elements, from whole-value record `rec` (replacing any older
+ * split state of the key). */
+static void rockSplitNote(rockDb *rdb, sds key, sds rec, uint64_t version, uint64_t count) {
     rockSplitInfo *si = zcalloc(sizeof(*si));
     si->version = version;
     si->count = count;
+    memcpy(si->header, rec, sizeof(si->header));
     si->refs = 1;
     dictEntry *existing, *se = dictAddRaw(rdb->split, key, &existing);
     if (se) {
@@ -159,6 +161,10 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
             sds skey = rockStorageKey(db->id, key);
             rockWriteAccess(skey, val->lru);
             sdsfree(skey);
+            /* Point writes rewrite a split collection's metadata record
+             * from its RAM copy: the field goes there too. */
+            rockSplitInfo *si = rockSplitLookup(db->id, key);
+            if (si) rockAccessOperand(val->lru, si->header + 2);
         }
         dictDelete(rdb->clean, key);
         rock.stats.clean_drops++;
@@ -180,7 +186,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         rockVoidRead(skey);
         long long elements = rockSplitEligible(val);
         uint64_t version = elements ? rock.next_split_version++ : 0;
-        if (version) rockSplitNote(rdb, key, version, elements);
+        if (version) rockSplitNote(rdb, key, rec, version, elements);
         else rockSplitForget(rdb, key, skey);
         rockWritePut(skey, rec, version);
         sdsfree(skey);

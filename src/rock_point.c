@@ -11,8 +11,9 @@
  *           ZADD ZREM ZINCRBY
  *
  * Before such a command runs (rockPrepareCommand()), a point job reads the
- * collection's metadata record and the named elements' records in one
- * MultiGet on a reader thread; the client waits as for any read. When the
+ * named elements' records in one MultiGet on a reader thread (the
+ * metadata record is not read: its version, count and header are in RAM,
+ * rockSplitInfo); the client waits as for any read. When the
  * job is back and the key is still cold with the same split version, the
  * results wait in the client's stash; the command re-runs, and right before
  * its proc runs (rockCallEnter()) the key's sentinel is replaced by a small
@@ -38,9 +39,11 @@
  * see to it). A page-in of the whole collection (readers, synchronous
  * reads, forks) waits until they are committed.
  *
- * The metadata record is read with the elements so that a version the
- * writer could not store element by element is noticed: the command then
- * pages the collection in (the fallback), never answers from nothing. */
+ * The RAM state is trusted over the disk's metadata record: the writer
+ * stores every split version's put in one batch with its metadata (and
+ * retries a failed batch, keeping the record pending meanwhile, when point
+ * commands page the value in from the pending buffer), so once the put is
+ * not pending the version in RAM is the one on disk. */
 
 #include "server.h"
 #include "rock_read.h"
@@ -52,12 +55,10 @@ typedef struct rockPointStash {
     uint64_t writes;   /* the key's point writes when its elements were read */
     struct redisCommand *cmd;
     int argc;
-    int fallback;      /* the metadata did not match: page the value in */
     int write;
     int n;             /* distinct elements named */
     sds *eles;
     sds *vals;         /* their values before the command, NULL if absent */
-    sds meta;          /* the metadata record read (writes keep its header) */
 } rockPointStash;
 
 static struct {
@@ -200,7 +201,6 @@ static void rockPointFreeStash(rockPointStash *ps) {
     }
     zfree(ps->eles);
     zfree(ps->vals);
-    sdsfree(ps->meta);
     sdsfree(ps->key);
     zfree(ps);
 }
@@ -267,11 +267,10 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     /* Read for this command, and none of its elements written since (a
      * command ahead of it in the key's queue may have written one). */
     if (ps && ps->dbid == db->id && ps->version == version && ps->cmd == cmd && ps->argc == argc &&
-        sdscmp(ps->key, key) == 0 &&
-        (ps->fallback || rockPointFresh(rockSplitLookup(db->id, key), ps->writes, ps->eles, ps->n))) {
+        sdscmp(ps->key, key) == 0 && rockPointFresh(rockSplitLookup(db->id, key), ps->writes, ps->eles, ps->n)) {
         sdsfree(skey);
         zfree(pos);
-        return ps->fallback ? -1 : 0;
+        return 0;
     }
     rockPointDrop(c);
     if (n == 0) { /* HLEN SCARD ZCARD (the count is in RAM), WRONGTYPE */
@@ -293,20 +292,19 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     int distinct;
     job->peles = rockPointDistinct(argv, pos, n, &distinct);
     zfree(pos);
-    job->nkeys = distinct + 1;
+    job->nkeys = distinct;
     job->pkeys = zmalloc(sizeof(sds) * job->nkeys);
     job->pvals = zcalloc(sizeof(sds) * job->nkeys);
     job->pfixed = zcalloc(job->nkeys);
-    job->pkeys[0] = sdsdup(skey);
     for (int j = 0; j < distinct; j++) {
         sds ekey = rockSplitElementKey(NULL, skey, sdslen(skey), version, job->peles[j], sdslen(job->peles[j]));
         int found;
         sds queued = rockPendingElement(ekey, &found);
         if (found) { /* a point write not committed yet: newer than the disk */
-            job->pfixed[j + 1] = 1;
-            job->pvals[j + 1] = queued ? sdsdup(queued) : NULL;
+            job->pfixed[j] = 1;
+            job->pvals[j] = queued ? sdsdup(queued) : NULL;
         }
-        job->pkeys[j + 1] = ekey;
+        job->pkeys[j] = ekey;
     }
     job->waiters = listCreate();
     listAddNodeTail(job->waiters, c);
@@ -318,45 +316,34 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     return 1;
 }
 
-/* Reader thread: the records of a batch's point jobs, in two MultiGets for
- * all of them: the metadata records filling the block cache (every point
- * command of a key reads its one, and metadata records are small and sit
- * together, apart from the elements), the elements, as any lone read,
- * leaving it alone. */
+/* Reader thread: the element records of a batch's point jobs, all in one
+ * MultiGet that leaves the block cache alone (as any lone read). */
 void rockPointReadBatch(rockReadJob **jobs, int njobs) {
-    int nele = 0;
-    for (int j = 0; j < njobs; j++) nele += jobs[j]->nkeys - 1;
-    int total = njobs + nele;
+    int total = 0;
+    for (int j = 0; j < njobs; j++) total += jobs[j]->nkeys;
     const char **keys = zmalloc(sizeof(char *) * total);
     size_t *klens = zmalloc(sizeof(size_t) * total), *vlens = zmalloc(sizeof(size_t) * total);
     char **vals = zmalloc(sizeof(char *) * total), **errs = zmalloc(sizeof(char *) * total);
-    int e = njobs;
+    int e = 0;
     for (int j = 0; j < njobs; j++) {
-        rockReadJob *job = jobs[j];
-        keys[j] = job->pkeys[0];
-        klens[j] = sdslen(job->pkeys[0]);
-        for (int k = 1; k < job->nkeys; k++, e++) {
-            keys[e] = job->pkeys[k];
-            klens[e] = sdslen(job->pkeys[k]);
+        for (int k = 0; k < jobs[j]->nkeys; k++, e++) {
+            keys[e] = jobs[j]->pkeys[k];
+            klens[e] = sdslen(jobs[j]->pkeys[k]);
         }
     }
-    rocksdb_multi_get(rock.db, rock.ropts, njobs, keys, klens, vals, vlens, errs);
-    if (nele)
-        rocksdb_multi_get(rock.db, rock.ropts_nofill, nele, keys + njobs, klens + njobs, vals + njobs, vlens + njobs,
-                          errs + njobs);
-    e = njobs;
+    rocksdb_multi_get(rock.db, rock.ropts_nofill, total, keys, klens, vals, vlens, errs);
+    e = 0;
     for (int j = 0; j < njobs; j++) {
         rockReadJob *job = jobs[j];
         job->status = ROCK_READ_OK;
-        for (int k = 0; k < job->nkeys; k++) {
-            int i = k == 0 ? j : e++;
-            if (errs[i]) {
-                serverLog(LL_WARNING, "rock: RocksDB read failed: %s", errs[i]);
-                rocksdb_free(errs[i]);
+        for (int k = 0; k < job->nkeys; k++, e++) {
+            if (errs[e]) {
+                serverLog(LL_WARNING, "rock: RocksDB read failed: %s", errs[e]);
+                rocksdb_free(errs[e]);
                 job->status = ROCK_READ_ERROR;
-            } else if (vals[i]) {
-                if (!job->pfixed[k]) job->pvals[k] = sdsnewlen(vals[i], vlens[i]);
-                rocksdb_free(vals[i]);
+            } else if (vals[e]) {
+                if (!job->pfixed[k]) job->pvals[k] = sdsnewlen(vals[e], vlens[e]);
+                rocksdb_free(vals[e]);
             }
         }
     }
@@ -371,7 +358,7 @@ void rockPointFreeJob(rockReadJob *job) {
     for (int j = 0; j < job->nkeys; j++) {
         sdsfree(job->pkeys[j]);
         sdsfree(job->pvals[j]);
-        if (j && job->peles) sdsfree(job->peles[j - 1]);
+        if (job->peles) sdsfree(job->peles[j]);
     }
     zfree(job->pkeys);
     zfree(job->pvals);
@@ -393,7 +380,7 @@ void rockPointComplete(rockReadJob *job) {
     redisDb *db = job->voided ? NULL : rockDbBySid(job->sid);
     dictEntry *de = db ? dictFind(db->dict, job->key) : NULL;
     int valid = de && rockIsCold(dictGetVal(de)) && rockPointVersion(db, job->key, NULL) == job->version &&
-                rockPointFresh(rockSplitLookup(db->id, job->key), job->writes, job->peles, job->nkeys - 1);
+                rockPointFresh(rockSplitLookup(db->id, job->key), job->writes, job->peles, job->nkeys);
     if (c && valid) {
         rockClientState *st = rockClient(c);
         if (job->status != ROCK_READ_OK) {
@@ -402,28 +389,18 @@ void rockPointComplete(rockReadJob *job) {
         } else {
             rockPointDrop(c);
             rockPointStash *ps = rockPointNewStash(db, job->key, job->version, job->writes, job->cmd, job->argc);
-            sds meta = job->pvals[0];
-            uint64_t v = 0;
-            if (meta && rockSplitIsMeta(meta, sdslen(meta))) rockSplitMetaInfo(meta, &v, NULL);
-            if (v != job->version) {
-                /* Stored whole after all (or missing): page it in. */
-                ps->fallback = 1;
-            } else {
-                ps->meta = meta;
-                job->pvals[0] = NULL;
-                ps->n = job->nkeys - 1;
-                ps->eles = job->peles;
-                ps->vals = zmalloc(sizeof(sds) * ps->n);
-                job->peles = NULL;
-                for (int j = 1; j < job->nkeys; j++) {
-                    ps->vals[j - 1] = job->pvals[j];
-                    if (job->pvals[j]) rock.stats.read_bytes += sdslen(job->pvals[j]);
-                    job->pvals[j] = NULL;
-                }
+            ps->n = job->nkeys;
+            ps->eles = job->peles;
+            ps->vals = zmalloc(sizeof(sds) * ps->n);
+            job->peles = NULL;
+            for (int j = 0; j < job->nkeys; j++) {
+                ps->vals[j] = job->pvals[j];
+                if (job->pvals[j]) rock.stats.read_bytes += sdslen(job->pvals[j]);
+                job->pvals[j] = NULL;
             }
             st->point = ps;
             rock.stats.reads += records;
-            rock.stats.element_reads += records - 1;
+            rock.stats.element_reads += records;
             rockRecordReadLatency(getMonotonicUs() - job->start);
         }
     }
@@ -458,7 +435,7 @@ unsigned long rockPointLength(const robj *o) {
  * and still current, stand them in for the cold collection. */
 void rockPointEnter(client *c) {
     rockPointStash *ps = c->rock ? c->rock->point : NULL;
-    if (ps == NULL || rock.point_value || ps->fallback || ps->cmd != c->cmd || ps->argc != c->argc ||
+    if (ps == NULL || rock.point_value || ps->cmd != c->cmd || ps->argc != c->argc ||
         ps->dbid != c->db->id)
         return;
     dictEntry *de = dictFind(c->db->dict, ps->key);
@@ -543,7 +520,7 @@ static void rockPointWriteBack(robj *o) {
     uint64_t count = rockPointLength(o);
     if (changed || count != si->count) {
         si->count = count;
-        rockWriteElement(sdsdup(skey), rockSplitMetaWithCount(ps->meta, count), si, 0);
+        rockWriteElement(sdsdup(skey), rockSplitMeta(si), si, 0);
     }
     sdsfree(skey);
 }
@@ -556,7 +533,7 @@ void rockPointLeave(void) {
     rock.point_value = NULL;
     dictEntry *de = dictFind(rock_point.db->dict, rock_point.key);
     if (de && dictGetVal(de) == o) {
-        if (rock_point.ps->write && rock_point.ps->meta) rockPointWriteBack(o);
+        if (rock_point.ps->write) rockPointWriteBack(o);
         dictSetVal(rock_point.db->dict, de, rock.cold[o->type]);
         decrRefCount(o); /* the dict's reference */
     }

@@ -35,13 +35,13 @@ typedef struct rockReadJob {
     int fill;          /* more reads of this client are due (read-ahead, several
                         * keys of one command): keep its block in the block cache */
     long long elements;/* a split collection read whole: its element records */
-    /* A point read (rock_point.c): the metadata record and the elements a
-     * command names, without paging the collection in. Never shared, never
+    /* A point read (rock_point.c): the element records a command names,
+     * without paging the collection in. Never shared, never
      * in rock_io.inflight: its version tells a stale result. */
     int point;
-    int nkeys;         /* pkeys[0]: the metadata record; then the elements */
+    int nkeys;         /* the element records to read */
     sds *pkeys;
-    sds *peles;        /* the elements named (nkeys - 1), distinct */
+    sds *peles;        /* the elements named, distinct (one per record) */
     sds *pvals;        /* results (NULL: no such record) */
     char *pfixed;      /* 1: pvals[j] came from a queued write, not to be read */
     uint64_t version;  /* the split version the elements were asked of */

@@ -140,10 +140,15 @@ rockSplitInfo *rockSplitLookup(int dbid, sds key) {
  * Metadata records
  * ------------------------------------------------------------------------ */
 
-/* A copy of metadata record `meta` with its element count set to `count`. */
-sds rockSplitMetaWithCount(const char *meta, uint64_t count) {
-    sds m = sdsnewlen(meta, ROCK_SPLIT_META_LEN);
-    rockPutU64((unsigned char *)m + ROCK_HEADER_LEN + 9, count);
+/* The metadata record of split state `si`: its header, version and count
+ * as they are now in RAM (the RAM state is the record's: every change of
+ * it is queued for the writer in key order). */
+sds rockSplitMeta(const rockSplitInfo *si) {
+    sds m = sdsnewlen(NULL, ROCK_SPLIT_META_LEN);
+    memcpy(m, si->header, ROCK_HEADER_LEN + 1);
+    m[0] = ROCK_FORMAT_SPLIT;
+    rockPutU64((unsigned char *)m + ROCK_HEADER_LEN + 1, si->version);
+    rockPutU64((unsigned char *)m + ROCK_HEADER_LEN + 9, si->count);
     return m;
 }
 

@@ -68,10 +68,14 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
                 set c [string map {%k k} $cmd]
                 set ref [r {*}[string map {%k k:ref} $cmd]]
                 set reads [rock_field element_reads]
+                set records [rock_field reads]
                 set loads [rock_field split_loads]
                 assert_equal $ref [r {*}$c] "$c"
-                # One record per element named (the metadata read with them).
-                assert_equal [llength [lsort -unique [lrange $c 2 end]]] [expr {[rock_field element_reads] - $reads}] "$c"
+                # One record per element named, and nothing else: not the
+                # metadata record (its version and count are in RAM).
+                set named [llength [lsort -unique [lrange $c 2 end]]]
+                assert_equal $named [expr {[rock_field element_reads] - $reads}] "$c"
+                assert_equal $named [expr {[rock_field reads] - $records}] "$c"
                 assert_equal $loads [rock_field split_loads] "$c"
                 assert_equal cold [r rock status k] "$c"
             }
@@ -160,6 +164,36 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         assert_equal $ew [rock_field element_writes]
         assert_equal cold [r rock status k]
         assert_equal [r hget k:ref f5] [r hget k f5]
+    }
+
+    test {Split: a point write keeps the LFU counter a clean drop stored (metadata rewritten from RAM)} {
+        r flushall
+        r config set maxmemory-policy allkeys-lfu
+        r config set lfu-decay-time 0
+        rock_big hash k 600
+        # From here on every access counts (the load's did not saturate it).
+        r config set lfu-log-factor 0
+        r rock evict k
+        rock_wait_committed
+        # Paged in whole and read: the counter moves in RAM; the clean drop
+        # stores it in the metadata record (a merge) and in the RAM copy.
+        for {set i 0} {$i < 4} {incr i} { r hlen k; r hgetall k }
+        set freq [r object freq k]
+        assert_range $freq 6 254
+        set drops [rock_field clean_drops]
+        set updates [rock_field access_updates]
+        assert_equal 1 [r rock evict k]
+        assert_equal cold [r rock status k]
+        assert_equal [expr {$drops + 1}] [rock_field clean_drops]
+        wait_for_condition 100 10 { [rock_field access_updates] > $updates } else { fail "no access update" }
+        # A point write rewrites the metadata record (its count) from RAM.
+        assert_equal 1 [r hset k new v]
+        assert_equal cold [r rock status k]
+        rock_wait_committed
+        assert_equal $freq [r object freq k]
+        r config set maxmemory-policy noeviction
+        r config set lfu-log-factor 10
+        r config set lfu-decay-time 1
     }
 
     test {Split: removing every element of a cold collection deletes the key and its records} {
