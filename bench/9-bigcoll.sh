@@ -27,6 +27,8 @@
 #   B9_SECONDS=20 B9_CLIENTS="1 50" B9_WRITE_PCT=10
 #   B9_MAXMEMORY=16mb B9_POLICY=allkeys-lru
 #   B9_ROCK_ARGS=""    extra redis-server arguments for redis-rock
+#   B9_TYPE=hash       hash (HGET/HSET), set (SISMEMBER/SADD) or zset
+#                      (ZSCORE/ZADD): bench/bigcoll.py --type
 #   QUICK=1: 20 hashes of 2,000 fields, 2 s per row
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -41,16 +43,22 @@ write_pct=${B9_WRITE_PCT:-10}
 maxmem=${B9_MAXMEMORY:-16mb}
 policy=${B9_POLICY:-allkeys-lru}
 read -r -a rock_args <<< "${B9_ROCK_ARGS:-}"
+ctype=${B9_TYPE:-hash}
+case $ctype in hash|set|zset) ;; *) echo "B9_TYPE must be hash, set or zset" >&2; exit 2 ;; esac
 port=${PORT_BASE:-31290}
 driver=$BENCH_TOP/bench/bigcoll.py
 
-bench_init 9-bigcoll "big hashes on disk: random HGET/HSET, RocksDB records and bytes per command, CPU by thread group"
+if [ "$ctype" = hash ]; then
+    bench_init 9-bigcoll "big hashes on disk: random HGET/HSET, RocksDB records and bytes per command, CPU by thread group"
+else
+    bench_init "9-bigcoll-$ctype" "big ${ctype}s on disk: random $([ "$ctype" = set ] && echo SISMEMBER/SADD || echo ZSCORE/ZADD), RocksDB records and bytes per command, CPU by thread group"
+fi
 files=$BENCH_DIR/9-files
 trap 'rm -rf "$files"; bench_cleanup' EXIT
 rm -rf "$files" && mkdir -p "$files"
-python3 "$driver" load "$hashes" "$fields" "$vsize" --batch "$batch" --seed 9 > "$files/load"
+python3 "$driver" load "$hashes" "$fields" "$vsize" --batch "$batch" --seed 9 --type "$ctype" > "$files/load"
 load_replies=$(( hashes * ((fields + batch - 1) / batch) ))
-all_keys=(); for ((i = 0; i < hashes; i++)); do all_keys+=("$(printf 'hash:%04d' "$i")"); done
+all_keys=(); for ((i = 0; i < hashes; i++)); do all_keys+=("$(printf '%s:%04d' "$ctype" "$i")"); done
 
 csv_header server clients hashes fields value_bytes maxmemory cold_start cold_end seconds ops ops_s ratio_ops_s p50_ms p99_ms errors hset_share reads_per_op read_bytes_per_op point_reads_per_op hash_loads hash_writes write_records_per_op write_bytes_per_op write_records_per_hset evicted_keys used_mb eventloop_s_kop readers_s_kop writer_s_kop rocksdb_s_kop other_s_kop total_s_kop
 
@@ -89,7 +97,7 @@ measure() {
     before=$files/before after=$files/after
     thread_snapshot "$pid" > "$before"
     out=$(python3 "$driver" run "$port" "$hashes" "$fields" "$vsize" "$seconds" "$clients" \
-        --write-pct "$write_pct" --seed "$clients" 2> "$files/driver.err") || log "bigcoll.py exited with status $?"
+        --write-pct "$write_pct" --seed "$clients" --type "$ctype" 2> "$files/driver.err") || log "bigcoll.py exited with status $?"
     [ -s "$files/driver.err" ] && sed 's/^/  /' "$files/driver.err" >&2
     [ "$kind" = rock ] && rock_wait_idle "$port" 300
     thread_snapshot "$pid" > "$after"
@@ -160,4 +168,6 @@ rm -rf "$files"
 notes=$(awk -F, 'NR==1 { for (i=1;i<=NF;i++) col[$i]=i; next }
     $col["evicted_keys"]+0 > 0 { printf "%s**%s, %s clients: maxmemory-policy deleted %s keys during the run**; every HGET of a field of a deleted hash answered nil (counted in errors), so this row does not measure big hashes on disk.", (n++ ? " " : ""), $col["server"], $col["clients"], $col["evicted_keys"] }' "$CSV")
 
-md_write "Data: $hashes hashes \`hash:%04d\` of $fields fields \`field:%06d\`, values of $vsize random letters and digits, loaded with \`redis-cli --pipe\` as HSETs of $batch fields (\`bench/bigcoll.py load\`; hash tables, stored element by element on disk by redis-rock). Each row: \`bench/bigcoll.py run\` for ${seconds} s with <clients> connections, one command in flight on each (Python, raw RESP, epoll; the same client for both servers): every command names a uniformly random hash and field, HSET of a new $vsize-byte value with probability $write_pct %, else HGET; every reply checked (an HGET must answer the value, an HSET \`:0\`: anything else is an error); ops_s = replies / seconds, p50/p99 per command from send to whole reply. Stock 7.0.15: no maxmemory, everything in RAM, one server for both rows. redis-rock: a fresh server per row, \`maxmemory $maxmem\`, \`maxmemory-policy $policy\`, \`rock-direct-io yes\`${B9_ROCK_ARGS:+, \`$B9_ROCK_ARGS\`} from the start; after the load every hash pushed to disk (\`ROCK EVICT\` of every key, writer and compactions idle): cold_start is \`cold_percent\` when the run starts, cold_end after it. Per command (op = HGET or HSET), from \`INFO rock\` before the run and after it (the second reading once the writer and compactions are idle again, so the write-backs the run caused count): reads_per_op = RocksDB records read (\`reads\`: a point read counts the hash's metadata record and the field's; a whole hash paged in counts its metadata and every element), read_bytes_per_op (\`read_bytes\`), point_reads_per_op (commands answered from the named field alone: \`point_reads\`), hash_loads (whole hashes paged in: \`split_loads\`), hash_writes (whole values written: \`writes\`), write_records_per_op and write_records_per_hset (\`writes\` + \`element_writes\`: metadata and element records), write_bytes_per_op (\`write_bytes\`: the serialized values handed to RocksDB). evicted_keys: keys the policy deleted during the run (\`INFO stats\`). used_mb: used_memory after the run. CPU: utime + stime of every server thread from \`/proc/PID/task/*/stat\` before and after the run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), in CPU seconds per 1000 commands ($hz ticks a second). ratio_ops_s: rock ops_s / stock ops_s at the same client count (NA on a row with errors: a failed run). The client shares the two cores with the server." "$notes"
+type_note=""
+[ "$ctype" = hash ] || type_note="**This run: B9_TYPE=$ctype** (\`bench/bigcoll.py --type $ctype\`): the \"hashes\" are $([ "$ctype" = set ] && echo "sets set:%04d of members field:%06d, read with SISMEMBER (must answer 1) and written with SADD of a member new:%06d of a second range of 1,024 (0 or 1)" || echo "sorted sets zset:%04d of members field:%06d scored j, read with ZSCORE (any score) and written with ZADD of a new score for an existing member (:0)"); value_bytes is unused; hset/hget columns count writes/reads. "
+md_write "${type_note}Data: $hashes hashes \`hash:%04d\` of $fields fields \`field:%06d\`, values of $vsize random letters and digits, loaded with \`redis-cli --pipe\` as HSETs of $batch fields (\`bench/bigcoll.py load\`; hash tables, stored element by element on disk by redis-rock). Each row: \`bench/bigcoll.py run\` for ${seconds} s with <clients> connections, one command in flight on each (Python, raw RESP, epoll; the same client for both servers): every command names a uniformly random hash and field, HSET of a new $vsize-byte value with probability $write_pct %, else HGET; every reply checked (an HGET must answer the value, an HSET \`:0\`: anything else is an error); ops_s = replies / seconds, p50/p99 per command from send to whole reply. Stock 7.0.15: no maxmemory, everything in RAM, one server for both rows. redis-rock: a fresh server per row, \`maxmemory $maxmem\`, \`maxmemory-policy $policy\`, \`rock-direct-io yes\`${B9_ROCK_ARGS:+, \`$B9_ROCK_ARGS\`} from the start; after the load every hash pushed to disk (\`ROCK EVICT\` of every key, writer and compactions idle): cold_start is \`cold_percent\` when the run starts, cold_end after it. Per command (op = HGET or HSET), from \`INFO rock\` before the run and after it (the second reading once the writer and compactions are idle again, so the write-backs the run caused count): reads_per_op = RocksDB records read (\`reads\`: a point read counts the hash's metadata record and the field's; a whole hash paged in counts its metadata and every element), read_bytes_per_op (\`read_bytes\`), point_reads_per_op (commands answered from the named field alone: \`point_reads\`), hash_loads (whole hashes paged in: \`split_loads\`), hash_writes (whole values written: \`writes\`), write_records_per_op and write_records_per_hset (\`writes\` + \`element_writes\`: metadata and element records), write_bytes_per_op (\`write_bytes\`: the serialized values handed to RocksDB). evicted_keys: keys the policy deleted during the run (\`INFO stats\`). used_mb: used_memory after the run. CPU: utime + stime of every server thread from \`/proc/PID/task/*/stat\` before and after the run, grouped by thread name (eventloop = the main thread; readers = \`rock_reader*\`; writer = \`rock_writer\`; rocksdb = \`rocksdb:*\` flush and compaction threads; other = bio and the rest), in CPU seconds per 1000 commands ($hz ticks a second). ratio_ops_s: rock ops_s / stock ops_s at the same client count (NA on a row with errors: a failed run). The client shares the two cores with the server." "$notes"

@@ -21,6 +21,13 @@ bench 9 (issue 27's workload). Standard library only, raw RESP over sockets
         (nil, an error, ":1") counts as an error. Prints one line:
           RESULT ops=N seconds=S ops_per_sec=R p50_ms=.. p99_ms=.. hget=N hset=N errors=N
         Latency: from the send of a command to its whole reply, per command.
+
+    --type set|zset (both commands) does the same with sets set:%04d of
+    members "field:%06d" (SISMEMBER, which must answer 1; SADD of a member
+    "new:%06d" of a second range of 1,024, which answers 0 or 1) or sorted
+    sets zset:%04d (member "field:%06d" with score j: ZSCORE, any score;
+    ZADD of a new score for an existing member, ":0"). VALUE_SIZE is then
+    unused; the hset/hget counts are the write and read counts.
 """
 import argparse
 import array
@@ -32,8 +39,11 @@ import sys
 import time
 
 
-def key_name(i):
-    return b"hash:%04d" % i
+KEY_PREFIX = {"hash": b"hash", "set": b"set", "zset": b"zset"}
+
+
+def key_name(i, kind="hash"):
+    return b"%s:%04d" % (KEY_PREFIX[kind], i)
 
 
 def field_name(j):
@@ -54,13 +64,21 @@ def do_load(a):
     pool = value_pool(rng, a.value_size, 4096)
     out = sys.stdout.buffer
     for i in range(a.hashes):
-        k = bulk(key_name(i))
+        k = bulk(key_name(i, a.type))
         for start in range(0, a.fields, a.batch):
             n = min(a.batch, a.fields - start)
-            parts = [b"*%d\r\n$4\r\nHSET\r\n" % (2 + 2 * n), k]
+            if a.type == "hash":
+                parts = [b"*%d\r\n$4\r\nHSET\r\n" % (2 + 2 * n), k]
+            elif a.type == "set":
+                parts = [b"*%d\r\n$4\r\nSADD\r\n" % (2 + n), k]
+            else:
+                parts = [b"*%d\r\n$4\r\nZADD\r\n" % (2 + 2 * n), k]
             for j in range(start, start + n):
+                if a.type == "zset":
+                    parts.append(bulk(b"%d" % j))
                 parts.append(bulk(field_name(j)))
-                parts.append(bulk(pool[rng.randrange(len(pool))]))
+                if a.type == "hash":
+                    parts.append(bulk(pool[rng.randrange(len(pool))]))
             out.write(b"".join(parts))
     out.flush()
 
@@ -71,11 +89,25 @@ class Conn:
 
 def do_run(a):
     rng = random.Random(a.seed)
-    keys = [bulk(key_name(i)) for i in range(a.hashes)]
+    keys = [bulk(key_name(i, a.type)) for i in range(a.hashes)]
     fields = [bulk(field_name(j)) for j in range(a.fields)]
-    vals = [bulk(v) for v in value_pool(random.Random(a.seed + 1000), a.value_size, 1024)]
-    hget_head = b"*3\r\n$4\r\nHGET\r\n"
-    hset_head = b"*4\r\n$4\r\nHSET\r\n"
+    if a.type == "hash":
+        vals = [bulk(v) for v in value_pool(random.Random(a.seed + 1000), a.value_size, 1024)]
+        read_name, write_name = "HGET", "HSET"
+        hget_head = b"*3\r\n$4\r\nHGET\r\n"
+        hset_head = b"*4\r\n$4\r\nHSET\r\n"
+    elif a.type == "set":
+        # SADD of a member of a second range, absent or added before
+        vals = [bulk(b"new:%06d" % j) for j in range(1024)]
+        read_name, write_name = "SISMEMBER", "SADD"
+        hget_head = b"*3\r\n$9\r\nSISMEMBER\r\n"
+        hset_head = b"*3\r\n$4\r\nSADD\r\n"
+    else:
+        # ZADD of a new score for an existing member
+        vals = [bulk(b"%d" % j) for j in range(1024)]
+        read_name, write_name = "ZSCORE", "ZADD"
+        hget_head = b"*3\r\n$6\r\nZSCORE\r\n"
+        hset_head = b"*4\r\n$4\r\nZADD\r\n"
     ok_get_len = len(b"$%d\r\n" % a.value_size) + a.value_size + 2
     ok_get_head = b"$%d\r\n" % a.value_size
     write_frac = a.write_pct / 100.0
@@ -103,7 +135,12 @@ def do_run(a):
     def send(c):
         if rand() < write_frac:
             c.kind = 1
-            cmd = hset_head + keys[randrange(nh)] + fields[randrange(nf)] + vals[randrange(nv)]
+            if a.type == "hash":
+                cmd = hset_head + keys[randrange(nh)] + fields[randrange(nf)] + vals[randrange(nv)]
+            elif a.type == "set":
+                cmd = hset_head + keys[randrange(nh)] + vals[randrange(nv)]
+            else:
+                cmd = hset_head + keys[randrange(nh)] + vals[randrange(nv)] + fields[randrange(nf)]
         else:
             c.kind = 0
             cmd = hget_head + keys[randrange(nh)] + fields[randrange(nf)]
@@ -126,10 +163,16 @@ def do_run(a):
             if len(buf) < need:
                 c.buf = buf
                 return 0
-            good = c.kind == 0 and len(buf) == ok_get_len and buf.startswith(ok_get_head)
+            if a.type == "hash":
+                good = c.kind == 0 and len(buf) == ok_get_len and buf.startswith(ok_get_head)
+            else:  # a score: any number
+                good = c.kind == 0 and a.type == "zset" and n > 0
         else:
             need = e + 2
-            good = c.kind == 1 and buf == b":0\r\n"
+            if a.type == "set":
+                good = buf == b":1\r\n" if c.kind == 0 else buf in (b":0\r\n", b":1\r\n")
+            else:
+                good = c.kind == 1 and buf == b":0\r\n"
         if len(buf) != need:
             sys.stderr.write("bigcoll: unexpected bytes after a reply\n")
             sys.exit(2)
@@ -141,7 +184,7 @@ def do_run(a):
             errors += 1
             if shown < 3:
                 shown += 1
-                sys.stderr.write("bigcoll: unexpected reply to %s: %r\n" % ("HSET" if c.kind else "HGET", buf[:80]))
+                sys.stderr.write("bigcoll: unexpected reply to %s: %r\n" % (write_name if c.kind else read_name, buf[:80]))
         return t_end
 
     t_start = now()
@@ -211,6 +254,7 @@ def main():
     lo.add_argument("value_size", type=int)
     lo.add_argument("--batch", type=int, default=500)
     lo.add_argument("--seed", type=int, default=9)
+    lo.add_argument("--type", choices=["hash", "set", "zset"], default="hash")
     ru = sub.add_parser("run")
     ru.add_argument("port", type=int)
     ru.add_argument("hashes", type=int)
@@ -220,6 +264,7 @@ def main():
     ru.add_argument("clients", type=int)
     ru.add_argument("--write-pct", type=float, default=10)
     ru.add_argument("--seed", type=int, default=1)
+    ru.add_argument("--type", choices=["hash", "set", "zset"], default="hash")
     a = ap.parse_args()
     if a.cmd == "load":
         do_load(a)

@@ -106,6 +106,7 @@ typedef struct rockStats {
     long long split_writes;     /* collections written element by element */
     long long element_writes;   /* ...their element records */
     long long split_loads;      /* split collections paged in whole */
+    long long split_renames;    /* RENAMEs of cold split collections (no page-in) */
     long long element_reads;    /* element records read (page-ins, point reads) */
     long long point_reads;      /* commands served from element records
                                  * without paging the collection in */
@@ -317,7 +318,7 @@ extern dictType rockSplitDictType;
 rockSplitInfo *rockSplitLookup(int dbid, sds key);
 sds rockSplitMeta(const rockSplitInfo *si);
 long long rockSplitEligible(robj *val);
-sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen);
+sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen, uint64_t version);
 sds rockSplitPrefixEnd(const sds prefix);
 sds rockSplitElementKey(sds buf, const char *skey, size_t sklen, uint64_t version, const char *ele, size_t elen);
 int rockSplitIsMeta(const char *rec, size_t len);
@@ -329,6 +330,7 @@ sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t m
 
 /* rock_keys.c: values moving, and the keyspace hooks. */
 int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key);
+int rockRenameCold(redisDb *db, struct redisCommand *cmd, robj **argv, int argc, sds key);
 int rockPrepareNested(client *c, sds *err);
 robj *rockEntryValueOrNull(redisDb *db, dictEntry *de);
 int rockKeyRefNeedsValue(struct redisCommand *cmd, int flags);
@@ -362,7 +364,7 @@ void rockReadDetachChild(void);
 void rockWriteResume(void);
 int rockWriteDirty(void);
 void rockWritePut(sds skey, sds rec, uint64_t split_version);
-void rockWriteDeleteElements(sds skey);
+void rockWriteDeleteElements(sds skey, uint64_t version);
 void rockWriteElement(sds rkey, sds val, rockSplitInfo *si, int pending);
 sds rockPendingElement(sds ekey, int *found);
 long long rockWriteElementOps(void);

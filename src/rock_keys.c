@@ -76,7 +76,7 @@ int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key) 
 /* `key`'s disk copy is now version `version` of a split collection of
  * `count` elements, from whole-value record `rec` (replacing any older
  * split state of the key). */
-static void rockSplitNote(rockDb *rdb, sds key, sds rec, uint64_t version, uint64_t count) {
+static void rockSplitNote(rockDb *rdb, sds key, sds skey, sds rec, uint64_t version, uint64_t count) {
     rockSplitInfo *si = zcalloc(sizeof(*si));
     si->version = version;
     si->count = count;
@@ -87,7 +87,9 @@ static void rockSplitNote(rockDb *rdb, sds key, sds rec, uint64_t version, uint6
         dictSetKey(rdb->split, se, sdsdup(key));
         dictSetVal(rdb->split, se, si);
     } else {
-        rockSplitInfoRelease(dictGetVal(existing));
+        rockSplitInfo *old = dictGetVal(existing);
+        rockWriteDeleteElements(skey, old->version);
+        rockSplitInfoRelease(old);
         dictSetVal(rdb->split, existing, si);
     }
 }
@@ -95,8 +97,96 @@ static void rockSplitNote(rockDb *rdb, sds key, sds rec, uint64_t version, uint6
 /* `key`'s disk copy is no longer split (deleted, or about to be replaced
  * by a whole value): its element records are deleted. */
 static void rockSplitForget(rockDb *rdb, sds key, sds skey) {
-    if (dictSize(rdb->split) == 0 || dictDelete(rdb->split, key) != DICT_OK) return;
-    rockWriteDeleteElements(skey);
+    dictEntry *de = dictSize(rdb->split) ? dictUnlink(rdb->split, key) : NULL;
+    if (de == NULL) return;
+    rockWriteDeleteElements(skey, ((rockSplitInfo *)dictGetVal(de))->version);
+    dictFreeUnlinkedEntry(rdb->split, de);
+}
+
+/* ---------------------------------------------------------------------------
+ * RENAME of a cold split collection: O(1) in I/O
+ * ------------------------------------------------------------------------ */
+
+/* A split collection's element records hold its version, not its name
+ * (rock_split.c): RENAME/RENAMENX of a cold one runs on the sentinel, which
+ * upstream's renameGenericCommand() moves like any value (dbAdd() of the
+ * destination, then dbDelete() of the source); when the source leaves
+ * (rockKeyRemoved()), its split state goes to the destination and only the
+ * metadata record is rewritten under the new name. */
+static struct {
+    redisDb *db;
+    sds src, dst;
+    int dst_existed;   /* the destination existed when the command began */
+    int dst_removed;   /* ...and its old value has been deleted since */
+} rock_rename;
+
+/* Can `cmd argv` rename `key` (its source) without paging it in? A cold
+ * split collection whose put is committed (its elements are on disk under
+ * its version: a pending one pages in from the pending buffer instead). */
+int rockRenameCold(redisDb *db, struct redisCommand *cmd, robj **argv, int argc, sds key) {
+    if ((cmd->proc != renameCommand && cmd->proc != renamenxCommand) || argc != 3) return 0;
+    if (!sdsEncodedObject(argv[1]) || !sdsEncodedObject(argv[2])) return 0;
+    if (sdscmp(argv[1]->ptr, key) != 0 || sdscmp(argv[1]->ptr, argv[2]->ptr) == 0) return 0;
+    if (rockSplitLookup(db->id, key) == NULL) return 0;
+    dictEntry *de = dictFind(db->dict, key);
+    if (de == NULL || !rockIsCold(dictGetVal(de))) return 0;
+    sds skey = rockStorageKey(db->id, key);
+    int pending = rockPendingGet(skey) != NULL;
+    sdsfree(skey);
+    return !pending;
+}
+
+/* Right before a top-level command's proc (rockCallEnter()). */
+static void rockRenameEnter(client *c) {
+    if (c->argc != 3 || !sdsEncodedObject(c->argv[1]) ||
+        !rockRenameCold(c->db, c->cmd, c->argv, c->argc, c->argv[1]->ptr))
+        return;
+    rock_rename.db = c->db;
+    rock_rename.src = sdsdup(c->argv[1]->ptr);
+    rock_rename.dst = sdsdup(c->argv[2]->ptr);
+    rock_rename.dst_existed = dictFind(c->db->dict, rock_rename.dst) != NULL;
+    rock_rename.dst_removed = 0;
+}
+
+static void rockRenameLeave(void) {
+    sdsfree(rock_rename.src);
+    sdsfree(rock_rename.dst);
+    memset(&rock_rename, 0, sizeof(rock_rename));
+}
+
+/* Is `key` of `db` the source of the rename running now? */
+static int rockRenaming(redisDb *db, sds key) {
+    return rock_rename.src && rock_rename.db == db && sdscmp(key, rock_rename.src) == 0;
+}
+
+/* The source leaves the keyspace. When it is the rename's own delete (the
+ * destination holds the sentinel now: added after its old value, if any,
+ * was deleted; an expiry of the source on lookup comes before both), its
+ * split state and disk copy become the destination's. Returns 1 when so. */
+static int rockRenameCarry(redisDb *db, sds key, robj *val) {
+    if (!rockRenaming(db, key) || !rockIsCold(val)) return 0;
+    if (rock_rename.dst_existed && !rock_rename.dst_removed) return 0;
+    dictEntry *dde = dictFind(db->dict, rock_rename.dst);
+    if (dde == NULL || dictGetVal(dde) != val) return 0;
+    rockDb *rdb = &rock.dbs[db->id];
+    dictEntry *se = dictSize(rdb->split) ? dictUnlink(rdb->split, key) : NULL;
+    if (se == NULL) return 0;
+    rockSplitInfo *si = dictGetVal(se);
+    si->refs++; /* the dict's reference, moved */
+    dictFreeUnlinkedEntry(rdb->split, se);
+    /* The source's metadata record goes, the destination's comes: both
+     * queued in key order, so a page-in of the destination (which waits
+     * for si->ops) or a fork sees the new one. */
+    sds skey = rockStorageKey(db->id, key), dkey = rockStorageKey(db->id, rock_rename.dst);
+    rockVoidRead(skey);
+    rockWriteDelete(skey);
+    rockSplitForget(rdb, rock_rename.dst, dkey);
+    dictAdd(rdb->split, sdsdup(rock_rename.dst), si);
+    rockWriteElement(dkey, rockSplitMeta(si), si, 0);
+    sdsfree(skey);
+    rock.stats.split_renames++;
+    rockRenameLeave();
+    return 1; /* cold count: one cold key left, one came */
 }
 
 /* Size of a compact encoding's blob (its RDB payload is about that), or -1
@@ -186,7 +276,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         rockVoidRead(skey);
         long long elements = rockSplitEligible(val);
         uint64_t version = elements ? rock.next_split_version++ : 0;
-        if (version) rockSplitNote(rdb, key, rec, version, elements);
+        if (version) rockSplitNote(rdb, key, skey, rec, version, elements);
         else rockSplitForget(rdb, key, skey);
         rockWritePut(skey, rec, version);
         sdsfree(skey);
@@ -299,6 +389,7 @@ robj *rockLookupCold(redisDb *db, robj *key, robj *val) {
     client *c = server.loading ? NULL : rock.executing_client;
     if (c && c->cmd && !rockKeyNeedsValue(c->cmd, c->argv, c->argc, key->ptr))
         return val;
+    if (rock_rename.src && rockRenaming(db, key->ptr)) return val; /* the sentinel moves */
     dictEntry *de = dictFind(db->dict, key->ptr);
     serverAssert(de != NULL);
     rock.stats.sync_loads++;
@@ -371,6 +462,8 @@ static void rockMarkStale(rockDb *rdb, sds key) {
  * disk copy, if any (cold, hot-clean or stale). */
 void rockKeyRemoved(redisDb *db, sds key, robj *val) {
     if (!rock.db) return;
+    if (rock_rename.src && rockRenameCarry(db, key, val)) return;
+    if (rock_rename.src && rock_rename.db == db && sdscmp(key, rock_rename.dst) == 0) rock_rename.dst_removed = 1;
     rockDb *rdb = &rock.dbs[db->id];
     int had_copy = 0;
     if (rockIsColdOrPoint(val)) {
@@ -573,6 +666,8 @@ client *rockCallEnter(client *c) {
     if (!rock.db) return prev;
     /* A point read of a cold collection: its elements stand in for it. */
     if (rock_frames_depth == 1 && c->rock) rockPointEnter(c);
+    if (rock_frames_depth == 1 && (c->cmd->proc == renameCommand || c->cmd->proc == renamenxCommand))
+        rockRenameEnter(c);
     if (!rock.debug_evict_all &&
         !(((c->cmd->flags & CMD_WRITE) || c->cmd->proc == touchCommand) && rockAnyClean()))
         return prev;
@@ -596,6 +691,7 @@ void rockCallLeave(client *c, client *prev, long long dirty_before) {
     rock.executing_client = prev;
     rockCallFrame f = rock_frames[--rock_frames_depth];
     if (rock_frames_depth == 0 && rock.point_value) rockPointLeave();
+    if (rock_frames_depth == 0 && rock_rename.src) rockRenameLeave();
     serverAssert(f.prev == prev);
     /* A write command may modify a value without signalModifiedKey() (stream
      * consumer group state), and even without counting a change in

@@ -652,6 +652,8 @@ static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj
         if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
         /* Judged per key reference: O(keys), even for MGET of many keys. */
         if (!rockKeyRefNeedsValue(cmd, result.keys[j].flags)) continue;
+        /* RENAME of a cold split collection moves its metadata alone. */
+        if (point_ok && rockRenameCold(db, cmd, argv, argc, key->ptr)) continue;
         /* A point read of a collection stored element by element reads
          * those elements only (a command alone, not in a transaction). */
         int point = point_ok ? rockPointPrepare(c, db, cmd, argv, argc, de) : -1;

@@ -10,27 +10,32 @@
  *       metadata:  [sid][key] ->
  *                  [format 3][encoding][LRU/LFU 3 bytes][RDB type]
  *                  [version, 8 bytes BE][element count, 8 bytes BE]
- *       element:   [sid | ROCK_SPLIT_BIT][key length, 4 bytes BE][key]
- *                  [version, 8 bytes BE][element] -> value
+ *       element:   [sid | ROCK_SPLIT_BIT][version, 8 bytes BE][element]
+ *                  -> value
  *
  *     where the value is the field's value (hash), empty (set), or the
- *     score as the 8 bytes RDB's binary double is (sorted set). One key's
+ *     score as the 8 bytes RDB's binary double is (sorted set). A version's
  *     elements are contiguous, sorted by element, and can never collide
- *     with a whole-value record (those have storage ids under the bit);
+ *     with a whole-value record (those have storage ids under the bit).
+ *     The key's name is not in them: versions are unique in the process,
+ *     so RENAME moves the metadata record alone (rock_keys.c);
  *   - the writer thread turns the whole-value record the event loop queued
  *     (the RDB payload rdbSaveObject() wrote, which is also what the pending
- *     buffer serves meanwhile) into those records (rockSplitBatch()), in the
- *     same WriteBatch as a range delete of the key's older elements, so a
- *     snapshot never sees half of a collection;
+ *     buffer serves meanwhile) into those records (rockSplitBatch()), in
+ *     one WriteBatch, so a snapshot never sees half of a collection (an
+ *     older version's elements are deleted by a range delete the keyspace
+ *     side queues when it replaces or forgets the version);
  *   - any thread that reads a metadata record turns it back into the
  *     whole-value record (rockSplitAssemble()): readers paging a collection
  *     in, the fork stream, synchronous reads. Everything above the storage
  *     layer keeps seeing one record per key;
  *   - element keys for point reads (rockSplitElementKey()).
  *
- * Versions: every split write of a key gets a new version (a counter of the
- * process: RocksDB is wiped at start-up), so a point read can tell that the
- * elements it found belong to the collection it asked about. */
+ * Versions: every split write gets a new version (a counter of the
+ * process, unique across keys: RocksDB is wiped at start-up), so a point
+ * read can tell that the elements it found belong to the collection it
+ * asked about, and a version's elements belong to one key whatever its
+ * name. */
 
 #include "server.h"
 #include "rdb.h"
@@ -76,15 +81,15 @@ static uint64_t rockGetU64(const unsigned char *p) {
     return v;
 }
 
-/* The prefix of every element record of the key whose whole-value RocksDB
- * key is `skey` ([sid][key]), written into `buf` (reused, or NULL). */
-sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen) {
-    unsigned char hdr[8];
+/* The prefix of every element record of version `version` of the key
+ * whose whole-value RocksDB key is `skey` ([sid][key]: only its storage id
+ * is used), written into `buf` (reused, or NULL). */
+sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen, uint64_t version) {
+    serverAssert(sklen >= 4);
+    unsigned char hdr[12];
     rockPutSid(hdr, rockGetSid((const unsigned char *)skey) | ROCK_SPLIT_BIT);
-    uint32_t klen = sklen - 4;
-    hdr[4] = klen >> 24; hdr[5] = klen >> 16; hdr[6] = klen >> 8; hdr[7] = klen;
-    buf = buf ? sdscpylen(buf, (char *)hdr, sizeof(hdr)) : sdsnewlen(hdr, sizeof(hdr));
-    return sdscatlen(buf, skey + 4, klen);
+    rockPutU64(hdr + 4, version);
+    return buf ? sdscpylen(buf, (char *)hdr, sizeof(hdr)) : sdsnewlen(hdr, sizeof(hdr));
 }
 
 /* The first key after every key that starts with `prefix`. */
@@ -102,10 +107,7 @@ sds rockSplitPrefixEnd(const sds prefix) {
 /* The RocksDB key of one element of version `version` of the key of
  * `skey`, into `buf` (reused, or NULL). */
 sds rockSplitElementKey(sds buf, const char *skey, size_t sklen, uint64_t version, const char *ele, size_t elen) {
-    unsigned char v[8];
-    rockPutU64(v, version);
-    buf = rockSplitPrefixInto(buf, skey, sklen);
-    buf = sdscatlen(buf, v, sizeof(v));
+    buf = rockSplitPrefixInto(buf, skey, sklen, version);
     return sdscatlen(buf, ele, elen);
 }
 
@@ -266,8 +268,8 @@ static sds rockCatString(sds s, const char *p, size_t len) {
  * ------------------------------------------------------------------------ */
 
 /* Add to `wb` the records of version `version` of the value whose
- * whole-value record `rec` is queued under `skey`: a range delete of the
- * key's older elements, each element, the metadata. Returns C_ERR (nothing
+ * whole-value record `rec` is queued under `skey`: each element, the
+ * metadata. Returns C_ERR (nothing
  * added) when `rec` is not a collection this format holds. Sets *elements
  * to the number of element records added. */
 int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, const char *rec, size_t len,
@@ -298,13 +300,7 @@ int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, con
         return C_ERR;
     }
 
-    sds prefix = rockSplitPrefixInto(NULL, skey, sklen);
-    sds end = rockSplitPrefixEnd(prefix);
-    rocksdb_writebatch_delete_range(wb, prefix, sdslen(prefix), end, sdslen(end));
-    sdsfree(end);
-    unsigned char v[8];
-    rockPutU64(v, version);
-    prefix = sdscatlen(prefix, v, sizeof(v));
+    sds prefix = rockSplitPrefixInto(NULL, skey, sklen, version);
     size_t plen = sdslen(prefix);
     for (uint64_t j = 0; j < count; j++) {
         rockReadString(&c, &a);
@@ -360,10 +356,7 @@ sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t m
     rec[0] = ROCK_FORMAT_V2;
     rec = rockCatLen(rec, count);
 
-    unsigned char v[8];
-    rockPutU64(v, version);
-    sds prefix = rockSplitPrefixInto(NULL, skey, sklen);
-    prefix = sdscatlen(prefix, v, sizeof(v));
+    sds prefix = rockSplitPrefixInto(NULL, skey, sklen, version);
     size_t plen = sdslen(prefix);
     rocksdb_iterator_t *it = rocksdb_create_iterator(rock.db, ro);
     uint64_t seen = 0;

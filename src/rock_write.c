@@ -437,12 +437,12 @@ void rockWriteDeleteRange(sds start, sds end) {
     rockEnqueue(op);
 }
 
-/* Queue the delete of every element record of the key whose whole-value
- * RocksDB key is `skey` (every version). */
-void rockWriteDeleteElements(sds skey) {
+/* Queue the delete of every element record of version `version` of the
+ * key whose whole-value RocksDB key is `skey`. */
+void rockWriteDeleteElements(sds skey, uint64_t version) {
     rockWriteOp *op = zcalloc(sizeof(*op));
     op->kind = ROCK_OP_DELETE_ELEMENTS;
-    op->skey = rockSplitPrefixInto(NULL, skey, sdslen(skey));
+    op->skey = rockSplitPrefixInto(NULL, skey, sdslen(skey), version);
     op->end = rockSplitPrefixEnd(op->skey);
     rockEnqueue(op);
 }

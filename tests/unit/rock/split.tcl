@@ -422,6 +422,88 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         assert_equal 0 [r rock diskelements]
     }
 
+    foreach type {hash set zset} {
+        test "Split $type: RENAME of a cold collection rewrites its metadata alone (no page-in, no element write)" {
+            r flushall
+            rock_big $type k 600
+            r rock evict k
+            rock_wait_committed
+            set loads [rock_field split_loads]
+            set reads [rock_field reads]
+            set ew [rock_field element_writes]
+            set renames [rock_field split_renames]
+            r expire k 1000
+            assert_equal OK [r rename k k2]
+            assert_equal [expr {$renames + 1}] [rock_field split_renames]
+            assert_equal $loads [rock_field split_loads]
+            assert_equal $reads [rock_field reads]
+            assert_equal 0 [r exists k]
+            assert_equal cold [r rock status k2]
+            assert_range [r ttl k2] 900 1000
+            r persist k2 ;# (DEBUG DIGEST-VALUE mixes the TTL in)
+            rock_wait_committed
+            # One metadata record written (counted as an element write).
+            assert_equal [expr {$ew + 1}] [rock_field element_writes]
+            assert_equal 1 [r rock diskkeys]
+            assert_equal 600 [r rock diskelements]
+            # Point commands under the new name, then back, then whole.
+            set len [dict get {hash hlen set scard zset zcard} $type]
+            assert_equal 600 [r $len k2]
+            switch $type {
+                hash { assert_equal [r hmget k:ref f1 f599 nope] [r hmget k2 f1 f599 nope]; r hset k2 f1 new; r hset k:ref f1 new }
+                set { assert_equal {1 1 0} [r smismember k2 m1 m599 nope]; r srem k2 m1; r srem k:ref m1 }
+                zset { assert_equal [r zmscore k:ref m1 m599 nope] [r zmscore k2 m1 m599 nope]; r zadd k2 7 m1; r zadd k:ref 7 m1 }
+            }
+            assert_equal cold [r rock status k2]
+            assert_equal OK [r rename k2 k]
+            assert_equal cold [r rock status k]
+            assert_equal [expr {$renames + 2}] [rock_field split_renames]
+            assert_equal $loads [rock_field split_loads]
+            rock_wait_committed
+            assert_equal [r debug digest-value k:ref] [r debug digest-value k]
+            assert_equal [expr {$loads + 1}] [rock_field split_loads]
+        }
+    }
+
+    test {Split: RENAME onto a cold collection reclaims the old one; RENAMENX and an expired source change nothing} {
+        r flushall
+        rock_big hash k 600
+        rock_big set d 700
+        r rock evict k d
+        rock_wait_committed
+        assert_equal 1300 [r rock diskelements]
+        assert_equal 0 [r renamenx k d]
+        assert_equal cold [r rock status k]
+        assert_equal cold [r rock status d]
+        assert_equal OK [r rename k d]
+        assert_equal hash [r type d]
+        assert_equal cold [r rock status d]
+        rock_wait_committed
+        assert_equal 600 [r rock diskelements]
+        assert_equal 1 [r rock diskkeys]
+        assert_equal [r hget k:ref f5] [r hget d f5]
+        # A source of the same type that expires on the lookup: RENAME
+        # answers "no such key" and the destination (cold) keeps its own
+        # value.
+        rock_big hash k 650
+        r del k:ref
+        r rock evict k
+        rock_wait_committed
+        r debug set-active-expire 0
+        r pexpire k 1
+        after 5
+        assert_error {*no such key*} {r rename k d}
+        r debug set-active-expire 1
+        assert_equal 0 [r exists k]
+        assert_equal 600 [r hlen d]
+        assert_equal cold [r rock status d]
+        rock_wait_committed
+        assert_equal 600 [r rock diskelements]
+        rock_big hash k 600
+        r del k
+        assert_equal [r debug digest-value k:ref] [r debug digest-value d]
+    }
+
     test {Split: BGSAVE, AOF rewrite and DEBUG RELOAD write cold split collections whole} {
         r flushall
         rock_big hash h 600
