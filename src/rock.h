@@ -57,6 +57,12 @@ typedef struct rockSplitInfo {
                         * write: an element read before it is stale
                         * (rock_point.c); NULL until the first write */
     uint64_t forgotten;/* writes up to this one may have left `written` */
+    int readers;       /* point jobs and stashes holding elements read of it
+                        * (they alone need `written`: with none, it is
+                        * emptied and writes are not noted) */
+    dict *dirty;       /* paged in whole and still clean: the elements point
+                        * writes changed in RAM since (rock_point.c), which
+                        * its next eviction writes alone; NULL if none */
     int refs;
 } rockSplitInfo;
 
@@ -107,6 +113,8 @@ typedef struct rockStats {
     long long element_writes;   /* ...their element records */
     long long split_loads;      /* split collections paged in whole */
     long long split_renames;    /* RENAMEs of cold split collections (no page-in) */
+    long long dirty_flushes;    /* clean drops of split collections writing the
+                                 * elements point writes changed in RAM */
     long long element_reads;    /* element records read (page-ins, point reads) */
     long long point_reads;      /* commands served from element records
                                  * without paging the collection in */
@@ -331,6 +339,8 @@ sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t m
 /* rock_keys.c: values moving, and the keyspace hooks. */
 int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key);
 int rockRenameCold(redisDb *db, struct redisCommand *cmd, robj **argv, int argc, sds key);
+int rockPointNoteDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si);
+void rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si);
 int rockPrepareNested(client *c, sds *err);
 robj *rockEntryValueOrNull(redisDb *db, dictEntry *de);
 int rockKeyRefNeedsValue(struct redisCommand *cmd, int flags);
@@ -363,7 +373,7 @@ void rockWriteDetachChild(void);
 void rockReadDetachChild(void);
 void rockWriteResume(void);
 int rockWriteDirty(void);
-void rockWritePut(sds skey, sds rec, uint64_t split_version);
+void rockWritePut(sds skey, sds rec, uint64_t split_version, uint64_t old_split_version);
 void rockWriteDeleteElements(sds skey, uint64_t version);
 void rockWriteElement(sds rkey, sds val, rockSplitInfo *si, int pending);
 sds rockPendingElement(sds ekey, int *found);

@@ -74,9 +74,11 @@ int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key) 
  * ------------------------------------------------------------------------ */
 
 /* `key`'s disk copy is now version `version` of a split collection of
- * `count` elements, from whole-value record `rec` (replacing any older
- * split state of the key). */
-static void rockSplitNote(rockDb *rdb, sds key, sds skey, sds rec, uint64_t version, uint64_t count) {
+ * `count` elements, from whole-value record `rec`, replacing any older
+ * split state of the key: returns the version replaced (its elements are
+ * to be deleted with the put, rockWritePut()), or 0. */
+static uint64_t rockSplitNote(rockDb *rdb, sds key, sds rec, uint64_t version, uint64_t count) {
+    uint64_t old_version = 0;
     rockSplitInfo *si = zcalloc(sizeof(*si));
     si->version = version;
     si->count = count;
@@ -88,10 +90,11 @@ static void rockSplitNote(rockDb *rdb, sds key, sds skey, sds rec, uint64_t vers
         dictSetVal(rdb->split, se, si);
     } else {
         rockSplitInfo *old = dictGetVal(existing);
-        rockWriteDeleteElements(skey, old->version);
+        old_version = old->version;
         rockSplitInfoRelease(old);
         dictSetVal(rdb->split, existing, si);
     }
+    return old_version;
 }
 
 /* `key`'s disk copy is no longer split (deleted, or about to be replaced
@@ -235,6 +238,13 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
     if (rockValueTooSmall(val, NULL)) return ROCK_EVICT_SMALL;
     dictEntry *ce = dictSize(rdb->clean) ? dictFind(rdb->clean, key) : NULL;
     if (ce) {
+        /* A split collection point writes changed in RAM: those elements
+         * are written now (rockKeyModified()), not the whole value. */
+        rockSplitInfo *si = dictSize(rdb->split) ? rockSplitLookup(db->id, key) : NULL;
+        if (si && si->dirty) {
+            if (rock.write_error || !rockDiskHasRoom()) return ROCK_EVICT_ERROR;
+            rockPointFlushDirty(db, key, val, si);
+        }
         /* Clean re-eviction: the disk copy is the same value. No value
          * write, so it goes on while writes can't (a full disk). The
          * record's LRU/LFU field is updated (a 3-byte merge) when the
@@ -253,7 +263,6 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
             sdsfree(skey);
             /* Point writes rewrite a split collection's metadata record
              * from its RAM copy: the field goes there too. */
-            rockSplitInfo *si = rockSplitLookup(db->id, key);
             if (si) rockAccessOperand(val->lru, si->header + 2);
         }
         dictDelete(rdb->clean, key);
@@ -275,10 +284,10 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         sds skey = rockStorageKey(db->id, key);
         rockVoidRead(skey);
         long long elements = rockSplitEligible(val);
-        uint64_t version = elements ? rock.next_split_version++ : 0;
-        if (version) rockSplitNote(rdb, key, skey, rec, version, elements);
+        uint64_t version = elements ? rock.next_split_version++ : 0, old_version = 0;
+        if (version) old_version = rockSplitNote(rdb, key, rec, version, elements);
         else rockSplitForget(rdb, key, skey);
-        rockWritePut(skey, rec, version);
+        rockWritePut(skey, rec, version, old_version);
         sdsfree(skey);
     }
     dictSetVal(db->dict, de, sentinel);
@@ -537,8 +546,18 @@ void rockKeyModified(redisDb *db, robj *key) {
     rockTouched(db, key->ptr);
     rockEvictNoteModified(db, key);
     rockDb *rdb = &rock.dbs[db->id];
-    if (dictSize(rdb->clean) && dictDelete(rdb->clean, key->ptr) == DICT_OK)
-        rockOutdateCopy(db, key->ptr, dictFetchValue(db->dict, key->ptr));
+    if (dictSize(rdb->clean) == 0 || dictFind(rdb->clean, key->ptr) == NULL) return;
+    robj *val = dictFetchValue(db->dict, key->ptr);
+    /* A split collection changed by a point write stays clean: its next
+     * eviction writes the elements changed (rock_point.c). */
+    rockSplitInfo *si = dictSize(rdb->split) ? rockSplitLookup(db->id, key->ptr) : NULL;
+    if (si && rockPointNoteDirty(db, key->ptr, val, si)) return;
+    if (si && si->dirty) {
+        dictRelease(si->dirty);
+        si->dirty = NULL;
+    }
+    dictDelete(rdb->clean, key->ptr);
+    rockOutdateCopy(db, key->ptr, val);
 }
 
 /* A stale key's value may shrink under rock-min-value-size after it was
@@ -688,7 +707,6 @@ client *rockCallEnter(client *c) {
 }
 
 void rockCallLeave(client *c, client *prev, long long dirty_before) {
-    rock.executing_client = prev;
     rockCallFrame f = rock_frames[--rock_frames_depth];
     if (rock_frames_depth == 0 && rock.point_value) rockPointLeave();
     if (rock_frames_depth == 0 && rock_rename.src) rockRenameLeave();
@@ -714,6 +732,8 @@ void rockCallLeave(client *c, client *prev, long long dirty_before) {
         decrRefCount(f.keys[j]);
     }
     zfree(f.keys);
+    /* (Restored last: rockKeyModified() above looks at the command.) */
+    rock.executing_client = prev;
 }
 
 long long rockColdKeys(void) {

@@ -59,6 +59,7 @@ typedef struct rockPointStash {
     int n;             /* distinct elements named */
     sds *eles;
     sds *vals;         /* their values before the command, NULL if absent */
+    rockSplitInfo *si; /* whose readers it counts in, until it is used */
 } rockPointStash;
 
 static struct {
@@ -181,8 +182,16 @@ static int rockPointFresh(rockSplitInfo *si, uint64_t seen, sds *eles, int n) {
 }
 
 /* A point write changed `ele`: later reads of it must not use a value read
- * before. */
+ * before. Only reads outstanding now can have read it before: with none,
+ * nothing is kept (a read made later sees the write). */
 static void rockPointNoteWritten(rockSplitInfo *si, sds ele) {
+    if (si->readers == 0) {
+        if (si->written) {
+            dictRelease(si->written);
+            si->written = NULL;
+        }
+        return;
+    }
     if (si->written == NULL) si->written = dictCreate(&setDictType);
     if (dictSize(si->written) >= ROCK_POINT_WRITTEN_MAX) {
         dictEmpty(si->written, NULL);
@@ -194,7 +203,15 @@ static void rockPointNoteWritten(rockSplitInfo *si, sds ele) {
     dictSetUnsignedIntegerVal(de, si->writes);
 }
 
+/* A job or stash no longer holds elements read of `si`. */
+static void rockPointUnread(rockSplitInfo *si) {
+    if (si == NULL) return;
+    si->readers--;
+    rockSplitInfoRelease(si);
+}
+
 static void rockPointFreeStash(rockPointStash *ps) {
+    rockPointUnread(ps->si);
     for (int j = 0; j < ps->n; j++) {
         sdsfree(ps->eles[j]);
         if (ps->vals) sdsfree(ps->vals[j]);
@@ -287,6 +304,9 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     job->sid = rock.dbs[db->id].sid;
     job->version = version;
     job->writes = writes;
+    job->psi = rockSplitLookup(db->id, key);
+    job->psi->refs++;
+    job->psi->readers++;
     job->cmd = cmd;
     job->argc = argc;
     int distinct;
@@ -355,6 +375,7 @@ void rockPointReadBatch(rockReadJob **jobs, int njobs) {
 }
 
 void rockPointFreeJob(rockReadJob *job) {
+    rockPointUnread(job->psi);
     for (int j = 0; j < job->nkeys; j++) {
         sdsfree(job->pkeys[j]);
         sdsfree(job->pvals[j]);
@@ -390,6 +411,8 @@ void rockPointComplete(rockReadJob *job) {
             rockPointDrop(c);
             rockPointStash *ps = rockPointNewStash(db, job->key, job->version, job->writes, job->cmd, job->argc);
             ps->n = job->nkeys;
+            ps->si = job->psi; /* the job's reader reference, moved */
+            job->psi = NULL;
             ps->eles = job->peles;
             ps->vals = zmalloc(sizeof(sds) * ps->n);
             job->peles = NULL;
@@ -471,6 +494,8 @@ void rockPointEnter(client *c) {
         }
     }
     c->rock->point = NULL; /* kept until rockPointLeave() */
+    rockPointUnread(ps->si); /* used now: no longer a read to keep fresh */
+    ps->si = NULL;
     incrRefCount(o);       /* ours: the dict's may go with an expiry or a delete */
     dictSetVal(c->db->dict, de, o);
     rock.point_value = o;
@@ -542,4 +567,70 @@ void rockPointLeave(void) {
     rockSplitInfoRelease(rock_point.si);
     sdsfree(rock_point.key);
     memset(&rock_point, 0, sizeof(rock_point));
+}
+
+/* ---------------------------------------------------------------------------
+ * A hot split collection changed by point writes
+ * ------------------------------------------------------------------------ */
+
+/* Past this many changed elements a hot collection is rewritten whole at
+ * its next eviction instead. */
+#define ROCK_POINT_DIRTY_MAX 4096
+
+/* A write is modifying `key`, hot and clean (paged in whole: its disk copy
+ * is split state `si`, rockKeyModified()). When the executing command is a
+ * point write of this key, the elements it names are noted as changed and
+ * 1 is returned: the key stays clean, and its next eviction writes those
+ * alone (rockPointFlushDirty()) instead of serializing the whole collection
+ * on the event loop for the writer to split again. 0: the disk copy is to
+ * be taken for outdated (any other write, too many changes, an encoding
+ * the split format does not hold). A point write changes nothing but the
+ * elements it names, in MULTI, a script or a module as well. */
+int rockPointNoteDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
+    client *c = rock.executing_client;
+    if (c == NULL || c->cmd == NULL || server.loading || val == NULL || c->db != db || c->argc < 2 ||
+        !sdsEncodedObject(c->argv[1]) || sdscmp(c->argv[1]->ptr, key) != 0)
+        return 0;
+    if (!(((val->type == OBJ_HASH || val->type == OBJ_SET) && val->encoding == OBJ_ENCODING_HT) ||
+          (val->type == OBJ_ZSET && val->encoding == OBJ_ENCODING_SKIPLIST)))
+        return 0;
+    int type, write, n, *pos;
+    if (!rockPointParse(c->cmd, c->argv, c->argc, &type, &write, &pos, &n)) return 0;
+    int ok = write && type == val->type;
+    if (ok && si->dirty == NULL) si->dirty = dictCreate(&setDictType);
+    for (int j = 0; ok && j < n; j++) {
+        sds e = c->argv[pos[j]]->ptr;
+        if (dictFind(si->dirty, e) == NULL) dictAdd(si->dirty, sdsdup(e), NULL);
+        ok = dictSize(si->dirty) <= ROCK_POINT_DIRTY_MAX;
+    }
+    zfree(pos);
+    if (!ok && si->dirty) {
+        dictRelease(si->dirty);
+        si->dirty = NULL;
+    }
+    return ok;
+}
+
+/* The clean drop of `key` (value `val`, split state `si`): queue the
+ * elements point writes changed while it was in RAM, each as one record
+ * put or delete, then the metadata record with the new count. */
+void rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
+    if (si->dirty == NULL) return;
+    sds skey = rockStorageKey(db->id, key);
+    si->writes++;
+    dictIterator *di = dictGetIterator(si->dirty);
+    dictEntry *de;
+    while ((de = dictNext(di)) != NULL) {
+        sds ele = dictGetKey(de);
+        rockPointNoteWritten(si, ele);
+        sds ekey = rockSplitElementKey(NULL, skey, sdslen(skey), si->version, ele, sdslen(ele));
+        rockWriteElement(ekey, rockPointValueOf(val, ele), si, 1);
+    }
+    dictReleaseIterator(di);
+    dictRelease(si->dirty);
+    si->dirty = NULL;
+    si->count = val->type == OBJ_ZSET ? zsetLength(val) : val->type == OBJ_SET ? setTypeSize(val) : hashTypeLength(val);
+    rockWriteElement(sdsdup(skey), rockSplitMeta(si), si, 0);
+    rock.stats.dirty_flushes++;
+    sdsfree(skey);
 }

@@ -46,6 +46,7 @@ typedef struct rockReadJob {
     char *pfixed;      /* 1: pvals[j] came from a queued write, not to be read */
     uint64_t version;  /* the split version the elements were asked of */
     uint64_t writes;   /* ...and its point writes at the time (rockSplitInfo) */
+    rockSplitInfo *psi;/* that split state (a reference, and one of its readers) */
     struct redisCommand *cmd;
     int argc;
     list *waiters;     /* clients blocked on this read */

@@ -156,6 +156,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"element_writes", rock.stats.element_writes};
     f[n++] = (rockFigure){"split_loads", rock.stats.split_loads};
     f[n++] = (rockFigure){"split_renames", rock.stats.split_renames};
+    f[n++] = (rockFigure){"dirty_flushes", rock.stats.dirty_flushes};
     f[n++] = (rockFigure){"element_reads", rock.stats.element_reads};
     f[n++] = (rockFigure){"point_reads", rock.stats.point_reads};
     f[n++] = (rockFigure){"access_updates", rock.stats.access_updates};

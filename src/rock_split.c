@@ -22,9 +22,10 @@
  *   - the writer thread turns the whole-value record the event loop queued
  *     (the RDB payload rdbSaveObject() wrote, which is also what the pending
  *     buffer serves meanwhile) into those records (rockSplitBatch()), in
- *     one WriteBatch, so a snapshot never sees half of a collection (an
- *     older version's elements are deleted by a range delete the keyspace
- *     side queues when it replaces or forgets the version);
+ *     one WriteBatch, so a snapshot never sees half of a collection; the
+ *     version it replaces, if any, has its elements range-deleted in the
+ *     same batch (rockWritePut()'s old version), and a version forgotten
+ *     otherwise (DEL, overwrite) gets a range delete of its own;
  *   - any thread that reads a metadata record turns it back into the
  *     whole-value record (rockSplitAssemble()): readers paging a collection
  *     in, the fork stream, synchronous reads. Everything above the storage
@@ -118,6 +119,7 @@ sds rockSplitElementKey(sds buf, const char *skey, size_t sklen, uint64_t versio
 void rockSplitInfoRelease(rockSplitInfo *si) {
     if (--si->refs > 0) return;
     if (si->written) dictRelease(si->written);
+    if (si->dirty) dictRelease(si->dirty);
     zfree(si);
 }
 

@@ -61,6 +61,8 @@ typedef struct rockPendingValue {
     size_t cost;       /* RAM it holds while pending, for eviction's sums */
     uint64_t split_version; /* written element by element, as this version
                              * (rock_split.c), or 0: one record */
+    uint64_t old_split_version; /* the key's split version it replaces,
+                             * whose elements go in the same batch, or 0 */
 } rockPendingValue;
 
 typedef struct rockWriteOp {
@@ -143,6 +145,16 @@ static void rockCommitBatch(rockWriteBatch *b) {
     for (int j = 0; j < b->count; j++) {
         rockWriteOp *op = b->ops[j];
         if (op->kind == ROCK_OP_PUT) {
+            /* The elements of the version this put replaces go in the same
+             * batch: a snapshot (the fork stream) never sees the old
+             * metadata record without its elements. */
+            if (op->pv->old_split_version) {
+                sds p = rockSplitPrefixInto(NULL, op->skey, sdslen(op->skey), op->pv->old_split_version);
+                sds e = rockSplitPrefixEnd(p);
+                rocksdb_writebatch_delete_range(wb, p, sdslen(p), e, sdslen(e));
+                sdsfree(p);
+                sdsfree(e);
+            }
             /* A big collection goes element by element; should its record
              * not parse (it always does: rdbSaveObject() wrote it), it is
              * stored whole, which every reader takes as well. */
@@ -326,13 +338,15 @@ static void rockPendingDrop(sds skey) {
 /* Queue the value record `rec` under `skey`; takes ownership of `rec`. From
  * now until it is committed, reads of `skey` are served from the buffer.
  * With a `split_version`, the writer stores it element by element as that
- * version (rock_split.c), replacing any older elements of the key. */
-void rockWritePut(sds skey, sds rec, uint64_t split_version) {
+ * version (rock_split.c); with an `old_split_version`, the elements of that
+ * version (the key's split copy this put replaces) are deleted with it. */
+void rockWritePut(sds skey, sds rec, uint64_t split_version, uint64_t old_split_version) {
     rockPendingDrop(skey);
     rockAccessForget(skey);
     rockPendingValue *pv = zcalloc(sizeof(*pv));
     pv->rec = rec;
     pv->split_version = split_version;
+    pv->old_split_version = old_split_version;
     pv->refs = 1; /* the buffer's reference */
     /* The record, two copies of the key (buffer, queued op), the op, the
      * value struct, a dict entry and a list node. */
