@@ -223,6 +223,25 @@ int rockValueTooSmall(robj *val, sds rec) {
     return size >= 0 && size < rock.min_value_size;
 }
 
+/* Free a value that has just moved to disk. A big hash, set or sorted set
+ * (ROCK_FREE_ASYNC_ELEMENTS or more: about 25 ms of the event loop per
+ * 100,000 elements) is freed by the lazyfree thread, as upstream's
+ * lazyfree-lazy-eviction does for the keys it evicts; until it is,
+ * used_memory still counts it (lazyfree_pending_objects). */
+#define ROCK_FREE_ASYNC_ELEMENTS 8192
+static void rockFreeMoved(redisDb *db, robj *val) {
+    long long n = -1;
+    if (val->refcount == 1 && (val->encoding == OBJ_ENCODING_HT || val->encoding == OBJ_ENCODING_SKIPLIST)) {
+        if (val->type == OBJ_HASH) n = (long long)hashTypeLength(val);
+        else if (val->type == OBJ_SET) n = (long long)setTypeSize(val);
+        else if (val->type == OBJ_ZSET) n = (long long)zsetLength(val);
+    }
+    if (n >= ROCK_FREE_ASYNC_ELEMENTS)
+        freeObjAsync(NULL, val, db->id);
+    else
+        decrRefCount(val);
+}
+
 /* Move the value of `de` to RocksDB. Returns one of ROCK_EVICT_*. */
 int rockEvictEntry(redisDb *db, dictEntry *de) {
     robj *val = dictGetVal(de);
@@ -291,7 +310,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         sdsfree(skey);
     }
     dictSetVal(db->dict, de, sentinel);
-    decrRefCount(val);
+    rockFreeMoved(db, val);
     rdb->cold++;
     rock.stats.evictions++;
     return ROCK_EVICT_OK;

@@ -368,6 +368,23 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         assert_equal y999 [r hget d f999]
     }
 
+    test {Split: a big collection moved to disk is freed by the lazyfree thread, not the event loop} {
+        r flushall
+        set args {}
+        for {set i 0} {$i < 10000} {incr i} { lappend args f$i v$i }
+        r hset k {*}$args
+        set lazy [s lazyfreed_objects]
+        assert_equal 1 [r rock evict k]
+        wait_for_condition 100 10 { [s lazyfreed_objects] == $lazy + 1 } else { fail "not freed by the lazyfree thread" }
+        rock_wait_committed
+        assert_equal v9999 [r hget k f9999]
+        # Small ones are freed in place.
+        rock_big set small 600
+        set lazy [s lazyfreed_objects]
+        r rock evict small
+        assert_equal $lazy [s lazyfreed_objects]
+    }
+
     test {Split: a collection under rock-split-min-elements, or in a compact encoding, stays one record} {
         r flushall
         rock_big hash small 50
