@@ -4,7 +4,7 @@
 #   make run              build, then run the server on ./redis.conf (rock enabled, data in ./data)
 #   make test             build, then run every test suite; ends with "N passed, N failed"
 #   make test-evict-all   the upstream suite with every value going to disk after every command
-#   make test-diff        differential test against stock 7.0.15 (SEED=, MODE=off|on|both)
+#   make test-diff        differential test against stock 7.0.15 (SEED=, MODE=off|on|big|both|all)
 #   make test-diff-long   the same, longer: SEED=... N=... (commands per mode)
 #   make stock            build the pristine tarball, no patches, into bin/stock/
 #   make metric           build the Java load harness: metric/target/redis-rock-metric.jar
@@ -78,15 +78,18 @@ test-evict-all: build
 	@SUITES=upstream-evict-all tests/run.sh
 
 # Issue 5's differential test (tests/diff/): stock 7.0.15 and redis-rock with
-# a 2 MB maxmemory, rock-debug-evict-all off then on, driven by the same seeded
-# random command stream; every reply and DEBUG DIGEST compared, 200,000
-# commands per mode. A divergence prints the seed and a shrunk repro.
-# SEED=... (default 1), MODE=off|on|both (default both).
+# a 2 MB maxmemory, rock-debug-evict-all off then on, then the big-collection
+# mode (issue 27: big hashes/sets/zsets stored element by element, mostly
+# point commands, evict-all on), driven by the same seeded random command
+# stream; every reply and DEBUG DIGEST compared, 200,000 commands per mode.
+# A divergence prints the seed and a shrunk repro.
+# SEED=... (default 1), MODE=off|on|big|both|all (default all = off on big).
 test-diff: build stock
 	@tests/diff/run.sh --seed $(or $(SEED),1) $(if $(MODE),--mode $(MODE))
 
 # The same, longer: make test-diff-long SEED=42 N=2000000 (N commands per
-# mode, default 2,000,000; SEED defaults to a random one, printed).
+# mode, default 2,000,000; SEED defaults to a random one, printed; the big
+# mode takes ~1 ms per command, so MODE=both leaves it out).
 test-diff-long: build stock
 	@tests/diff/run.sh --seed $(or $(SEED),random) --commands $(or $(N),2000000) $(if $(MODE),--mode $(MODE))
 

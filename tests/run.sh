@@ -15,8 +15,9 @@
 #   evict-all-subset   the same mode on a subset of units chosen to cover
 #                      every type and path (see evict_all_subset below)
 #   diff               tests/diff/run.sh: stock 7.0.15 and redis-rock (tiny
-#                      maxmemory, evict-all off then on) driven by the same
-#                      seeded random stream, every reply compared (`make test-diff`)
+#                      maxmemory, evict-all off then on, then the big-collection
+#                      mode) driven by the same seeded random stream, every
+#                      reply compared (`make test-diff`; ~5 minutes)
 #   soak               tests/soak/run.sh for 5 minutes, seed 1: master and
 #                      replica under a random mixed load with faults, every
 #                      reply checked against a model (`make test-soak` runs

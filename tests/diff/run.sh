@@ -2,11 +2,12 @@
 # tests/diff/run.sh -- issue 5's differential test (make test-diff / test-diff-long):
 # stock Redis 7.0.15 and redis-rock driven by the same seeded random command
 # stream, every reply and the final DEBUG DIGEST compared, with rock's
-# rock-debug-evict-all off and on. See tests/diff/diff.py and
-# docs/compatibility.md.
+# rock-debug-evict-all off and on, then the big-collection mode (issue 27).
+# See tests/diff/diff.py and docs/compatibility.md.
 #
-#   tests/diff/run.sh                         the default bounded run (200,000 commands per mode)
+#   tests/diff/run.sh                         the default bounded run (modes off, on, big; 200,000 commands each)
 #   tests/diff/run.sh --seed 7 --commands 2000000 --mode on
+#   tests/diff/run.sh --mode big --big-sizes 1000,2000   the big-collection mode alone, smaller keys
 #   tests/diff/run.sh --help                  every option
 #
 # Makes build/venv with redis-py (tests/venv.sh) on first use.

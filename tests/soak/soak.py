@@ -9,8 +9,20 @@ redis-rock replica, both with maxmemory about a tenth of the data, loads the
 dataset, and drives the master for --duration seconds from several client
 threads with a seeded random mix (about 20% writes; uniform and skewed key
 choice): strings, integers, lists, hashes, sets, sorted sets and streams of
-200 bytes to 64 KB, two multi-megabyte collections, TTLs that expire during
-the run, pipelines, MULTI/EXEC, Lua scripts, blocking pops served by pushes.
+200 bytes to 64 KB, big collections of --big-fields elements (20,000), TTLs
+that expire during the run, pipelines, MULTI/EXEC, Lua scripts, blocking
+pops served by pushes.
+
+The big collections are worker 0's: a list (1% of its commands: LINDEX,
+LSET; it pages in whole), and a hash, a set and a sorted set (2% each)
+stored element by element once cold (hash table or skiplist, at least
+rock-split-min-elements). These get mostly point commands, which read or
+write only the elements they name (HGET HMGET HEXISTS HSTRLEN HSET HSETNX
+HDEL HINCRBY HLEN; SISMEMBER SMISMEMBER SADD SREM SCARD; ZSCORE ZMSCORE
+ZADD ZINCRBY ZREM ZCARD; in MULTI they page the value in), and in 2% of
+their commands one that pages the whole value in: HRANDFIELD with a count
+WITHVALUES and SRANDMEMBER with a count (distinct elements of the model's),
+ZRANGE of five ranks WITHSCORES.
 
 Every reply is checked against a model kept by the client (each thread owns
 its keys, so the model is exact; a TTL whose deadline falls between a
@@ -74,6 +86,9 @@ MB = 1024 * 1024
 NEAR_TTL_MS = 3000      # no value-dependent write this close to a key's deadline
 SHUTDOWN_LIMIT_S = 60   # a SIGTERM must end the server within this
 RSS_WINDOW_S = 30       # RSS bound: the largest maxmemory over this window
+# INFO rock counters summed over each server's lives: the errors (which must
+# stay 0) and the point reads of split collections (for the report).
+ROCK_COUNTERS = ("rock_errors", "rock_write_errors", "rock_point_reads")
 
 
 def now_ms():
@@ -187,7 +202,13 @@ class Server:
 # (lo, hi: the deadline lies between them) or (None, None) with no TTL.
 
 FAMILIES = "snlhSzxb"   # string, integer, list, hash, set, zset, stream, blocking-pop list
-BIG = ("H", "L")        # multi-megabyte hash and list (worker 0)
+# Big collections of worker 0, --big-fields elements each: a hash, a list, a
+# set and a sorted set. The hash, set and sorted set are big enough to be
+# stored element by element (rock-split-min-elements) and are driven mostly
+# with the point commands that read or write only the named elements.
+BIG = ("H", "L", "T", "Z")  # big hash, list, set (T), sorted set (Z)
+WHOLE = ("HRANDFIELD", "SRANDMEMBER", "ZRANGE")   # their whole-value commands
+BIG_NUMERIC = 8             # the big hash's fields n0..n7 hold integers (HINCRBY)
 
 
 def family(key):
@@ -213,9 +234,9 @@ def canon_read_cmd(key):
         return ("LRANGE", key, 0, -1)
     if f in "hH":
         return ("HGETALL", key)
-    if f == "S":
+    if f in "ST":
         return ("SMEMBERS", key)
-    if f == "z":
+    if f in "zZ":
         return ("ZRANGE", key, 0, -1, "WITHSCORES")
     if f == "x":
         return ("XRANGE", key, "-", "+")
@@ -233,9 +254,9 @@ def canon_norm(key, reply):
         return tuple(reply)
     if f in "hH":
         return dict(zip(reply[0::2], reply[1::2]))
-    if f == "S":
+    if f in "ST":
         return frozenset(reply)
-    if f == "z":
+    if f in "zZ":
         return dict((m, int(float(s))) for m, s in zip(reply[0::2], reply[1::2]))
     if f == "x":
         return tuple((e[0], tuple(e[1])) for e in reply)
@@ -466,10 +487,26 @@ class Soak:
         if f == "x":
             return None  # streams get entries from XADD (ids chosen by the server)
         if f == "H":
-            return (dict((b"f%d" % j, rng.randbytes(150)) for j in range(self.a.big_fields)), None, None)
+            h = dict((b"f%d" % j, rng.randbytes(150)) for j in range(self.a.big_fields))
+            h.update((b"n%d" % j, str(rng.randint(-10**6, 10**6)).encode()) for j in range(BIG_NUMERIC))
+            return (h, None, None)
         if f == "L":
             return (tuple(rng.randbytes(150) for _ in range(self.a.big_fields)), None, None)
+        if f == "T":
+            return (frozenset(self.big_member(key, j) for j in range(self.a.big_fields)), None, None)
+        if f == "Z":
+            return (dict((self.big_member(key, j), rng.randint(-1000, 1000)) for j in range(self.a.big_fields)),
+                    None, None)
         return None
+
+    def big_member(self, key, j):
+        """Member j of the big set's or sorted set's universe: 20-150 bytes,
+        a function of the seed, the key and j alone (members j <
+        --big-fields are there at the load; the point commands name members
+        of the universe, 10% of them beyond it)."""
+        r = random.Random("%d:%s:%d" % (self.a.seed, key.decode(), j))
+        head = b"m%d|" % j
+        return head + r.randbytes(r.randint(20, 150) - len(head))
 
     def write_state_cmds(self, key, st):
         """Commands that create `key` with state `st` (from nothing)."""
@@ -488,13 +525,17 @@ class Soak:
                 for fv in items[j:j + 1000]:
                     flat.extend(fv)
                 cmds.append(("HSET", key) + tuple(flat))
-        elif f == "S":
-            cmds.append(("SADD", key) + tuple(v))
-        elif f == "z":
-            flat = []
-            for m, s in v.items():
-                flat.extend((s, m))
-            cmds.append(("ZADD", key) + tuple(flat))
+        elif f in "ST":
+            items = list(v)
+            for j in range(0, len(items), 1000):
+                cmds.append(("SADD", key) + tuple(items[j:j + 1000]))
+        elif f in "zZ":
+            items = list(v.items())
+            for j in range(0, len(items), 1000):
+                flat = []
+                for m, s in items[j:j + 1000]:
+                    flat.extend((s, m))
+                cmds.append(("ZADD", key) + tuple(flat))
         return cmds
 
     def generate(self, round_):
@@ -630,6 +671,7 @@ class Soak:
             t = time.time()
             equal = False
             last = ""
+            pairs = moved = 0   # digest pairs taken; of them, dropped as the offset moved
             while time.time() - t < 300 and not equal:
                 ri = parse_info(r.execute_command("INFO", "replication"))
                 mi = parse_info(m.execute_command("INFO", "replication"))
@@ -641,8 +683,10 @@ class Soak:
                     continue
                 dm = m.execute_command("DEBUG", "DIGEST")
                 dr = r.execute_command("DEBUG", "DIGEST")
+                pairs += 1
                 mi2 = parse_info(m.execute_command("INFO", "replication"))
                 if mi2.get("master_repl_offset") != mi.get("master_repl_offset"):
+                    moved += 1
                     continue  # something was propagated meanwhile
                 equal = dm == dr
                 last = "digest master %s replica %s" % (dm, dr)
@@ -650,7 +694,8 @@ class Soak:
                     time.sleep(0.5)
             if equal:
                 self.ok()
-                log("replica (%s): digests equal" % why)
+                log("replica (%s): digests equal (%.1f s, %d digest pairs, %d dropped as the offset moved)"
+                    % (why, time.time() - t, pairs, moved))
             else:
                 self.fail("replica digest", "%s: %s" % (why, last))
             self.count("replica_checks")
@@ -667,7 +712,7 @@ class Soak:
             return
         with self.lock:
             cur = self.rock_counters[which]
-            for f in ("rock_errors", "rock_write_errors"):
+            for f in ROCK_COUNTERS:
                 v = int(i.get(f, 0))
                 # Counters restart from 0 with the process: keep the sum of the
                 # earlier lives ("base") and the current life's last value.
@@ -679,7 +724,7 @@ class Soak:
         self.sample_rock_counters(which)
         with self.lock:
             cur = self.rock_counters[which]
-            for f in ("rock_errors", "rock_write_errors"):
+            for f in ROCK_COUNTERS:
                 cur[f + ".base"] = cur.get(f + ".base", 0) + cur.get(f, 0)
                 cur[f] = 0
 
@@ -1129,7 +1174,12 @@ class Soak:
                 name, lst[len(lst) // 2] / MB, lst[len(lst) * 9 // 10] / MB, lst[len(lst) * 99 // 100] / MB,
                 lst[-1] / MB))
         log("rock counters: %s; master write errors while the disk was full (explained): %d" % (
-            self.rock_counters, c.get("rock_errors_full_disk", 0)))
+            dict((w, dict((k, v) for k, v in rc.items() if "point" not in k)) for w, rc in self.rock_counters.items()),
+            c.get("rock_errors_full_disk", 0)))
+        rc = self.rock_counters["master"]
+        log("big collections: commands %s; whole-value commands %d; point reads on the master %d" % (
+            ", ".join("%s %d" % (f, c.get("big_" + f, 0)) for f in BIG), c.get("big_whole", 0),
+            rc.get("rock_point_reads.base", 0) + rc.get("rock_point_reads", 0)))
         by = {}
         for check, _ in self.failures:
             by[check] = by.get(check, 0) + 1
@@ -1171,7 +1221,7 @@ class Worker:
             for i in range(n):
                 out.append(b"w%d:%s:%d" % (self.id, f.encode(), i))
         if self.id == 0:
-            out += [b"w0:H:0", b"w0:L:0"]
+            out += [b"w0:%s:0" % f.encode() for f in BIG]
         return out
 
     def pick_key(self, f):
@@ -1329,36 +1379,251 @@ class Worker:
             step.effect = eff
             return step
         if f in BIG:
-            if f == "H":
-                fld = b"f%d" % rng.randrange(self.a.big_fields)
-                if r < 0.5:
-                    def eff(st, t0, t1):
-                        return ((sval(st[key]) or {}).get(fld), {})
-                    return Step(("HGET", key, fld), [key], eff, write=False)
-                v = rng.randbytes(150)
+            return self.big_step(key)
+        raise ValueError(key)
 
-                def eff(st, t0, t1):
-                    c = dict(sval(st[key]) or {})
-                    added = 0 if fld in c else 1
-                    c[fld] = v
-                    return (added, {key: keep(st[key], c)})
-                return Step(("HSET", key, fld, v), [key], eff)
-            idx = rng.randrange(self.a.big_fields)
-            if r < 0.5:
-                def eff(st, t0, t1):
-                    c = sval(st[key]) or ()
-                    return (c[idx] if idx < len(c) else None, {})
-                return Step(("LINDEX", key, idx), [key], eff, write=False)
+    # ---- the big collections (worker 0): mostly point commands, which on
+    # a cold split hash, set or sorted set read or write only the elements
+    # they name; rarely one command that pages the whole value in.
+    def big_step(self, key):
+        f = family(key)
+        if f == "H":
+            return self.big_hash_step(key)
+        if f == "T":
+            return self.big_set_step(key)
+        if f == "Z":
+            return self.big_zset_step(key)
+        return self.big_list_step(key)
+
+    def big_list_step(self, key):
+        rng = self.rng
+        idx = rng.randrange(self.a.big_fields)
+        if rng.random() < 0.5:
+            def eff(st, t0, t1):
+                c = sval(st[key]) or ()
+                return (c[idx] if idx < len(c) else None, {})
+            return Step(("LINDEX", key, idx), [key], eff, write=False)
+        v = rng.randbytes(150)
+
+        def eff(st, t0, t1):
+            c = sval(st[key]) or ()
+            if idx >= len(c):
+                return (b"ERR", {})
+            nc = c[:idx] + (v,) + c[idx + 1:]
+            return (b"OK", {key: keep(st[key], nc)})
+        return Step(("LSET", key, idx, v), [key], eff)
+
+    def big_names(self, make, n):
+        """n distinct element names, make(j) for j drawn from the universe
+        (10% of it beyond the elements loaded)."""
+        top = self.a.big_fields + max(1, self.a.big_fields // 10)
+        js = []
+        while len(js) < n:
+            j = self.rng.randrange(top)
+            if j not in js:
+                js.append(j)
+        return [make(j) for j in js]
+
+    def big_hash_step(self, key):
+        rng = self.rng
+        r = rng.random()
+
+        def field(j):
+            return b"f%d" % j
+
+        def numeric():
+            return b"n%d" % rng.randrange(BIG_NUMERIC)
+
+        fld = self.big_names(field, 1)[0]
+        if r < 0.25:
+            if rng.random() < 0.1:
+                fld = numeric()
+
+            def eff(st, t0, t1):
+                return ((sval(st[key]) or {}).get(fld), {})
+            return Step(("HGET", key, fld), [key], eff, write=False)
+        if r < 0.37:
+            flds = self.big_names(field, rng.randint(2, 6))
+            if rng.random() < 0.3:
+                flds.append(numeric())
+
+            def eff(st, t0, t1):
+                c = sval(st[key]) or {}
+                return ([c.get(x) for x in flds], {})
+            return Step(("HMGET", key) + tuple(flds), [key], eff, write=False)
+        if r < 0.42:
+            def eff(st, t0, t1):
+                return (1 if fld in (sval(st[key]) or {}) else 0, {})
+            return Step(("HEXISTS", key, fld), [key], eff, write=False)
+        if r < 0.46:
+            def eff(st, t0, t1):
+                return (len((sval(st[key]) or {}).get(fld, b"")), {})
+            return Step(("HSTRLEN", key, fld), [key], eff, write=False)
+        if r < 0.52:
+            def eff(st, t0, t1):
+                return (len(sval(st[key]) or {}), {})
+            return Step(("HLEN", key), [key], eff, write=False)
+        if r < 0.70:
+            fields = dict((x, rng.randbytes(150)) for x in self.big_names(field, rng.randint(1, 3)))
+            flat = []
+            for fv in fields.items():
+                flat.extend(fv)
+
+            def eff(st, t0, t1):
+                c = dict(sval(st[key]) or {})
+                added = sum(1 for x in fields if x not in c)
+                c.update(fields)
+                return (added, {key: keep(st[key], c)})
+            return Step(("HSET", key) + tuple(flat), [key], eff)
+        if r < 0.75:
             v = rng.randbytes(150)
 
             def eff(st, t0, t1):
+                c = sval(st[key]) or {}
+                if fld in c:
+                    return (0, {})
+                c = dict(c)
+                c[fld] = v
+                return (1, {key: keep(st[key], c)})
+            return Step(("HSETNX", key, fld, v), [key], eff)
+        if r < 0.87:
+            flds = self.big_names(field, rng.randint(1, 3))
+
+            def eff(st, t0, t1):
+                c = dict(sval(st[key]) or {})
+                gone = sum(1 for x in flds if c.pop(x, None) is not None)
+                return (gone, {key: keep(st[key], c or None)} if gone else {})
+            return Step(("HDEL", key) + tuple(flds), [key], eff)
+        if r < 0.98:
+            nf = numeric()
+            d = rng.randint(-1000, 1000)
+
+            def eff(st, t0, t1):
+                c = dict(sval(st[key]) or {})
+                nv = int(c.get(nf, b"0")) + d
+                c[nf] = str(nv).encode()
+                return (nv, {key: keep(st[key], c)})
+            return Step(("HINCRBY", key, nf, d), [key], eff)
+        # Whole value: HRANDFIELD pages the hash in.
+        n = rng.randint(1, 8)
+
+        def eff(st, t0, t1):
+            return (SampleOf(sval(st[key]) or {}, n, True), {})
+        return Step(("HRANDFIELD", key, n, "WITHVALUES"), [key], eff, write=False)
+
+    def big_set_step(self, key):
+        rng = self.rng
+        r = rng.random()
+
+        def member(j):
+            return self.s.big_member(key, j)
+
+        if r < 0.30:
+            m = self.big_names(member, 1)[0]
+
+            def eff(st, t0, t1):
+                return (1 if m in (sval(st[key]) or ()) else 0, {})
+            return Step(("SISMEMBER", key, m), [key], eff, write=False)
+        if r < 0.45:
+            ms = self.big_names(member, rng.randint(2, 6))
+
+            def eff(st, t0, t1):
                 c = sval(st[key]) or ()
-                if idx >= len(c):
-                    return (b"ERR", {})
-                nc = c[:idx] + (v,) + c[idx + 1:]
-                return (b"OK", {key: keep(st[key], nc)})
-            return Step(("LSET", key, idx, v), [key], eff)
-        raise ValueError(key)
+                return ([1 if m in c else 0 for m in ms], {})
+            return Step(("SMISMEMBER", key) + tuple(ms), [key], eff, write=False)
+        if r < 0.52:
+            def eff(st, t0, t1):
+                return (len(sval(st[key]) or ()), {})
+            return Step(("SCARD", key), [key], eff, write=False)
+        if r < 0.75:
+            ms = self.big_names(member, rng.randint(1, 3))
+
+            def eff(st, t0, t1):
+                c = sval(st[key]) or frozenset()
+                added = sum(1 for m in ms if m not in c)
+                return (added, {key: keep(st[key], c | frozenset(ms))} if added else {})
+            return Step(("SADD", key) + tuple(ms), [key], eff)
+        if r < 0.98:
+            ms = self.big_names(member, rng.randint(1, 3))
+
+            def eff(st, t0, t1):
+                c = sval(st[key]) or frozenset()
+                gone = sum(1 for m in ms if m in c)
+                return (gone, {key: keep(st[key], (c - frozenset(ms)) or None)} if gone else {})
+            return Step(("SREM", key) + tuple(ms), [key], eff)
+        # Whole value: SRANDMEMBER with a count pages the set in.
+        n = rng.randint(1, 8)
+
+        def eff(st, t0, t1):
+            return (SampleOf(sval(st[key]) or frozenset(), n, False), {})
+        return Step(("SRANDMEMBER", key, n), [key], eff, write=False)
+
+    def big_zset_step(self, key):
+        rng = self.rng
+        r = rng.random()
+
+        def member(j):
+            return self.s.big_member(key, j)
+
+        def score(c, m):
+            return str(c[m]).encode() if m in c else None
+
+        if r < 0.28:
+            m = self.big_names(member, 1)[0]
+
+            def eff(st, t0, t1):
+                return (score(sval(st[key]) or {}, m), {})
+            return Step(("ZSCORE", key, m), [key], eff, write=False)
+        if r < 0.40:
+            ms = self.big_names(member, rng.randint(2, 6))
+
+            def eff(st, t0, t1):
+                c = sval(st[key]) or {}
+                return ([score(c, m) for m in ms], {})
+            return Step(("ZMSCORE", key) + tuple(ms), [key], eff, write=False)
+        if r < 0.46:
+            def eff(st, t0, t1):
+                return (len(sval(st[key]) or {}), {})
+            return Step(("ZCARD", key), [key], eff, write=False)
+        if r < 0.66:
+            add = dict((m, rng.randint(-1000, 1000)) for m in self.big_names(member, rng.randint(1, 3)))
+            flat = []
+            for m, sc in add.items():
+                flat.extend((sc, m))
+
+            def eff(st, t0, t1):
+                c = dict(sval(st[key]) or {})
+                added = sum(1 for m in add if m not in c)
+                c.update(add)
+                return (added, {key: keep(st[key], c)})
+            return Step(("ZADD", key) + tuple(flat), [key], eff)
+        if r < 0.80:
+            m = self.big_names(member, 1)[0]
+            d = rng.randint(-50, 50)
+
+            def eff(st, t0, t1):
+                c = dict(sval(st[key]) or {})
+                c[m] = c.get(m, 0) + d
+                return (str(c[m]).encode(), {key: keep(st[key], c)})
+            return Step(("ZINCRBY", key, d, m), [key], eff)
+        if r < 0.98:
+            ms = self.big_names(member, rng.randint(1, 3))
+
+            def eff(st, t0, t1):
+                c = dict(sval(st[key]) or {})
+                gone = sum(1 for m in ms if c.pop(m, None) is not None)
+                return (gone, {key: keep(st[key], c or None)} if gone else {})
+            return Step(("ZREM", key) + tuple(ms), [key], eff)
+        # Whole value: five elements by rank (score, then member bytes).
+        start = rng.randrange(self.a.big_fields + 10)
+
+        def eff(st, t0, t1):
+            c = sval(st[key]) or {}
+            out = []
+            for m, sc in sorted(c.items(), key=lambda x: (x[1], x[0]))[start:start + 5]:
+                out.extend((m, str(sc).encode()))
+            return (out, {})
+        return Step(("ZRANGE", key, start, start + 4, "WITHSCORES"), [key], eff, write=False)
 
     def lua_step(self):
         sk, nk = self.pick_key("s"), self.pick_key("n")
@@ -1376,8 +1641,8 @@ class Worker:
 
     def random_single(self, write):
         f = self.rng.choice("snlhSzx")
-        if self.id == 0 and self.rng.random() < 0.02:
-            f = self.rng.choice(BIG)
+        if self.id == 0 and self.rng.random() < 0.07:
+            f = self.rng.choice("HHTTZZL")   # 2% each, the list (paged in whole) 1%
             key = b"w0:%s:0" % f.encode()
             step = self.write_step(key)
             return step
@@ -1393,6 +1658,11 @@ class Worker:
         """Check replies against the model and move it on."""
         for step, rep in zip(steps, replies):
             self.s.count("commands")
+            f = family(step.keys[0])
+            if f in BIG:
+                self.s.count("big_" + f)
+                if step.args[0] in WHOLE:
+                    self.s.count("big_whole")
             if isinstance(rep, Exception):
                 oom = isinstance(rep, OutOfMemoryError) or "OOM" in str(rep)
                 msg = ("OOM " if oom else "") + str(rep)
@@ -1605,6 +1875,33 @@ class Worker:
                 self.reconnect_later = True
             finally:
                 s.leave()
+
+
+class SampleOf:
+    """The expected reply of HRANDFIELD key n WITHVALUES or SRANDMEMBER key n
+    (n > 0): min(n, size) distinct elements of `pool` (a hash's dict, with
+    their values; or a set), in any order."""
+
+    __hash__ = None
+
+    def __init__(self, pool, n, pairs):
+        self.pool, self.n, self.pairs = pool, n, pairs
+
+    def __eq__(self, got):
+        if not isinstance(got, list):
+            return False
+        names = got[0::2] if self.pairs else got
+        if self.pairs and len(got) != 2 * len(names):
+            return False
+        if len(names) != min(self.n, len(self.pool)) or len(set(names)) != len(names):
+            return False
+        if self.pairs:
+            return all(self.pool.get(f) == v for f, v in zip(got[0::2], got[1::2]))
+        return all(m in self.pool for m in names)
+
+    def __repr__(self):
+        return "<%d distinct of %d%s>" % (min(self.n, len(self.pool)), len(self.pool),
+                                          " with values" if self.pairs else "")
 
 
 class _XaddAny:
