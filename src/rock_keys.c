@@ -260,6 +260,9 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         /* A split collection point writes changed in RAM: those elements
          * are written now (rockKeyModified()), not the whole value. */
         rockSplitInfo *si = dictSize(rdb->split) ? rockSplitLookup(db->id, key) : NULL;
+        /* Its LRU/LFU field is kept in RAM (the next page-in takes it from
+         * there, point commands update it there). */
+        if (si) rockAccessOperand(val->lru, si->header + 2);
         if (si && si->dirty) {
             if (rock.write_error || !rockDiskHasRoom()) return ROCK_EVICT_ERROR;
             rockPointFlushDirty(db, key, val, si);
@@ -280,9 +283,6 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
             sds skey = rockStorageKey(db->id, key);
             rockWriteAccess(skey, val->lru);
             sdsfree(skey);
-            /* Point writes rewrite a split collection's metadata record
-             * from its RAM copy: the field goes there too. */
-            if (si) rockAccessOperand(val->lru, si->header + 2);
         }
         dictDelete(rdb->clean, key);
         rock.stats.clean_drops++;
@@ -351,6 +351,10 @@ robj *rockLoadEntry(redisDb *db, dictEntry *de) {
 void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
     rockDb *rdb = &rock.dbs[db->id];
     dictSetVal(db->dict, de, val);
+    /* A split collection's LRU/LFU field is kept in RAM (point commands
+     * update it there, not on disk). */
+    rockSplitInfo *si = dictSize(rdb->split) ? rockSplitLookup(db->id, dictGetKey(de)) : NULL;
+    if (si && val->refcount != OBJ_SHARED_REFCOUNT) val->lru = rockSplitAccess(si);
     /* Stamped with the clock of its page-in: the sampling in
      * rock_evict.c orders by it without a lookup of the value. */
     sds ckey = sdsdup(dictGetKey(de));

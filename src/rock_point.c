@@ -496,6 +496,10 @@ void rockPointEnter(client *c) {
     c->rock->point = NULL; /* kept until rockPointLeave() */
     rockPointUnread(ps->si); /* used now: no longer a read to keep fresh */
     ps->si = NULL;
+    /* The key's LRU/LFU field, kept in RAM (rockSplitInfo.header): the
+     * command's lookup updates it as stock's would, rockPointLeave() keeps
+     * it. */
+    o->lru = rockSplitAccess(si);
     incrRefCount(o);       /* ours: the dict's may go with an expiry or a delete */
     dictSetVal(c->db->dict, de, o);
     rock.point_value = o;
@@ -558,6 +562,7 @@ void rockPointLeave(void) {
     rock.point_value = NULL;
     dictEntry *de = dictFind(rock_point.db->dict, rock_point.key);
     if (de && dictGetVal(de) == o) {
+        rockAccessOperand(o->lru, rock_point.si->header + 2);
         if (rock_point.ps->write) rockPointWriteBack(o);
         dictSetVal(rock_point.db->dict, de, rock.cold[o->type]);
         decrRefCount(o); /* the dict's reference */

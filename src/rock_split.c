@@ -144,6 +144,11 @@ rockSplitInfo *rockSplitLookup(int dbid, sds key) {
  * Metadata records
  * ------------------------------------------------------------------------ */
 
+/* The LRU/LFU field of split state `si` (its header's, as a record's). */
+unsigned int rockSplitAccess(const rockSplitInfo *si) {
+    return ((unsigned int)si->header[2] << 16) | ((unsigned int)si->header[3] << 8) | si->header[4];
+}
+
 /* The metadata record of split state `si`: its header, version and count
  * as they are now in RAM (the RAM state is the record's: every change of
  * it is queued for the writer in key order). */

@@ -218,7 +218,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         assert_equal [r hget k:ref f5] [r hget k f5]
     }
 
-    test {Split: a point write keeps the LFU counter a clean drop stored (metadata rewritten from RAM)} {
+    test {Split: the LFU counter of a cold collection counts point commands and survives clean drops and point writes} {
         r flushall
         r config set maxmemory-policy allkeys-lfu
         r config set lfu-decay-time 0
@@ -238,11 +238,20 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         assert_equal cold [r rock status k]
         assert_equal [expr {$drops + 1}] [rock_field clean_drops]
         wait_for_condition 100 10 { [rock_field access_updates] > $updates } else { fail "no access update" }
-        # A point write rewrites the metadata record (its count) from RAM.
+        # A point write rewrites the metadata record (its count) from RAM;
+        # its lookup counts as an access, as on stock.
         assert_equal 1 [r hset k new v]
         assert_equal cold [r rock status k]
         rock_wait_committed
-        assert_equal $freq [r object freq k]
+        assert_equal [expr {$freq + 1}] [r object freq k]
+        # Point reads count too (the field lives in RAM while cold), and
+        # HLEN; OBJECT FREQ does not (NOTOUCH), nor does the page-in.
+        set freq [r object freq k]
+        assert_equal 1 [r rock evict k]
+        for {set i 0} {$i < 5} {incr i} { r hget k f$i }
+        r hlen k
+        assert_equal cold [r rock status k]
+        assert_equal [expr {$freq + 6}] [r object freq k]
         r config set maxmemory-policy noeviction
         r config set lfu-log-factor 10
         r config set lfu-decay-time 1
