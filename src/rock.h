@@ -325,6 +325,7 @@ const char *rockBlockCountName(int i);
 extern dictType rockSplitDictType;
 rockSplitInfo *rockSplitLookup(int dbid, sds key);
 sds rockSplitMeta(const rockSplitInfo *si);
+long long rockCollectionSize(robj *val);
 unsigned int rockSplitAccess(const rockSplitInfo *si);
 long long rockSplitEligible(robj *val);
 sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen, uint64_t version);

@@ -230,13 +230,8 @@ int rockValueTooSmall(robj *val, sds rec) {
  * used_memory still counts it (lazyfree_pending_objects). */
 #define ROCK_FREE_ASYNC_ELEMENTS 8192
 static void rockFreeMoved(redisDb *db, robj *val) {
-    long long n = -1;
-    if (val->refcount == 1 && (val->encoding == OBJ_ENCODING_HT || val->encoding == OBJ_ENCODING_SKIPLIST)) {
-        if (val->type == OBJ_HASH) n = (long long)hashTypeLength(val);
-        else if (val->type == OBJ_SET) n = (long long)setTypeSize(val);
-        else if (val->type == OBJ_ZSET) n = (long long)zsetLength(val);
-    }
-    if (n >= ROCK_FREE_ASYNC_ELEMENTS)
+    if (val->refcount == 1 && (val->encoding == OBJ_ENCODING_HT || val->encoding == OBJ_ENCODING_SKIPLIST) &&
+        rockCollectionSize(val) >= ROCK_FREE_ASYNC_ELEMENTS)
         freeObjAsync(NULL, val, db->id);
     else
         decrRefCount(val);
@@ -575,10 +570,6 @@ void rockKeyModified(redisDb *db, robj *key) {
      * eviction writes the elements changed (rock_point.c). */
     rockSplitInfo *si = dictSize(rdb->split) ? rockSplitLookup(db->id, key->ptr) : NULL;
     if (si && rockPointNoteDirty(db, key->ptr, val, si)) return;
-    if (si && si->dirty) {
-        dictRelease(si->dirty);
-        si->dirty = NULL;
-    }
     dictDelete(rdb->clean, key->ptr);
     rockOutdateCopy(db, key->ptr, val);
 }

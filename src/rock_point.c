@@ -147,6 +147,7 @@ static int rockPointParse(struct redisCommand *cmd, robj **argv, int argc, int *
     for (int j = first; j <= last && j < argc; j += step) {
         if (!sdsEncodedObject(argv[j])) {
             zfree(*pos);
+            *pos = NULL;
             return 0;
         }
         (*pos)[(*n)++] = j;
@@ -593,15 +594,12 @@ void rockPointLeave(void) {
  * elements it names, in MULTI, a script or a module as well. */
 int rockPointNoteDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
     client *c = rock.executing_client;
-    if (c == NULL || c->cmd == NULL || server.loading || val == NULL || c->db != db || c->argc < 2 ||
-        !sdsEncodedObject(c->argv[1]) || sdscmp(c->argv[1]->ptr, key) != 0)
-        return 0;
-    if (!(((val->type == OBJ_HASH || val->type == OBJ_SET) && val->encoding == OBJ_ENCODING_HT) ||
-          (val->type == OBJ_ZSET && val->encoding == OBJ_ENCODING_SKIPLIST)))
-        return 0;
-    int type, write, n, *pos;
-    if (!rockPointParse(c->cmd, c->argv, c->argc, &type, &write, &pos, &n)) return 0;
-    int ok = write && type == val->type;
+    int type, write, n, *pos = NULL;
+    int ok = c && c->cmd && !server.loading && val && c->db == db && c->argc >= 2 && sdsEncodedObject(c->argv[1]) &&
+             sdscmp(c->argv[1]->ptr, key) == 0 &&
+             (((val->type == OBJ_HASH || val->type == OBJ_SET) && val->encoding == OBJ_ENCODING_HT) ||
+              (val->type == OBJ_ZSET && val->encoding == OBJ_ENCODING_SKIPLIST)) &&
+             rockPointParse(c->cmd, c->argv, c->argc, &type, &write, &pos, &n) && write && type == val->type;
     if (ok && si->dirty == NULL) si->dirty = dictCreate(&setDictType);
     for (int j = 0; ok && j < n; j++) {
         sds e = c->argv[pos[j]]->ptr;
@@ -609,7 +607,7 @@ int rockPointNoteDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
         ok = dictSize(si->dirty) <= ROCK_POINT_DIRTY_MAX;
     }
     zfree(pos);
-    if (!ok && si->dirty) {
+    if (!ok && si->dirty) { /* the copy is outdated: nothing to write by element */
         dictRelease(si->dirty);
         si->dirty = NULL;
     }
@@ -634,7 +632,7 @@ void rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
     dictReleaseIterator(di);
     dictRelease(si->dirty);
     si->dirty = NULL;
-    si->count = val->type == OBJ_ZSET ? zsetLength(val) : val->type == OBJ_SET ? setTypeSize(val) : hashTypeLength(val);
+    si->count = (uint64_t)rockCollectionSize(val);
     rockWriteElement(sdsdup(skey), rockSplitMeta(si), si, 0);
     rock.stats.dirty_flushes++;
     sdsfree(skey);

@@ -49,7 +49,7 @@
  * ------------------------------------------------------------------------ */
 
 /* Elements of a collection (hash, set, sorted set), or -1 for other types. */
-static long long rockCollectionSize(robj *val) {
+long long rockCollectionSize(robj *val) {
     switch (val->type) {
     case OBJ_HASH: return (long long)hashTypeLength(val);
     case OBJ_SET: return (long long)setTypeSize(val);
