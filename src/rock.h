@@ -118,6 +118,8 @@ typedef struct rockStats {
     long long element_reads;    /* element records read (page-ins, point reads) */
     long long point_reads;      /* commands served from element records
                                  * without paging the collection in */
+    long long loading_spills;   /* collections spilled to disk while loading */
+    long long loading_peak_memory; /* highest used_memory sampled while loading */
 } rockStats;
 
 /* Block-cache hits and block reads of the reader threads' RocksDB reads, by
@@ -363,6 +365,14 @@ void rockSwapDbs(int id1, int id2);
 client *rockCallEnter(client *c);
 void rockCallLeave(client *c, client *prev, long long dirty_before);
 long long rockColdKeys(void);
+void rockSplitAdopt(int dbid, sds key, rockSplitInfo *si);
+void rockSplitDrop(int dbid, sds key);
+
+/* rock_load.c: big collections spilled to disk while an RDB loads. */
+void rockLoadingSpill(robj *o, sds key, int dbid);
+robj *rockLoadingObjectDone(robj *o, sds key, int dbid);
+void rockLoadingKeyDone(redisDb *db);
+void rockLoadingReset(void);
 
 /* rock_write.c: the writer thread and the pending buffer. */
 void rockWriteStart(void);

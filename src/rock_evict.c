@@ -557,6 +557,7 @@ int rockPerformEvictions(void) {
  * larger than RAM loads. Only into the live keyspace: a diskless load into
  * a temporary one (repl-diskless-load swapdb) stays in RAM, as upstream. */
 void rockLoadingMemoryCheck(redisDb *db) {
+    rockLoadingKeyDone(db);
     if (!rock.db || !server.maxmemory || db < server.db || db >= server.db + server.dbnum) return;
     if (zmalloc_used_memory() <= server.maxmemory) return;
     rockPerformEvictions();

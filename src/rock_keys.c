@@ -106,6 +106,27 @@ static void rockSplitForget(rockDb *rdb, sds key, sds skey) {
     dictFreeUnlinkedEntry(rdb->split, de);
 }
 
+/* `key` in database `dbid` is now the split collection `si` (a reference
+ * taken), its records written by the caller (rock_load.c). */
+void rockSplitAdopt(int dbid, sds key, rockSplitInfo *si) {
+    rockDb *rdb = &rock.dbs[dbid];
+    si->refs++;
+    dictEntry *existing, *se = dictAddRaw(rdb->split, key, &existing);
+    if (se) {
+        dictSetKey(rdb->split, se, sdsdup(key));
+        dictSetVal(rdb->split, se, si);
+    } else {
+        rockSplitInfoRelease(dictGetVal(existing));
+        dictSetVal(rdb->split, existing, si);
+    }
+}
+
+/* ...or no longer: the state alone is dropped, the caller deletes its
+ * records. */
+void rockSplitDrop(int dbid, sds key) {
+    dictDelete(rock.dbs[dbid].split, key);
+}
+
 /* ---------------------------------------------------------------------------
  * RENAME of a cold split collection: O(1) in I/O
  * ------------------------------------------------------------------------ */
@@ -625,6 +646,7 @@ void rockStaleSweep(void) {
  * id's records are dropped with one range delete. */
 void rockEmptyDbs(redisDb *dbarray, int dbnum) {
     if (!rock.db || dbarray != server.db) return;
+    rockLoadingReset();
     int start = dbnum == -1 ? 0 : dbnum;
     int end = dbnum == -1 ? server.dbnum - 1 : dbnum;
     int streaming = rockForkStreaming();

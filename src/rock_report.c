@@ -159,6 +159,8 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"dirty_flushes", rock.stats.dirty_flushes};
     f[n++] = (rockFigure){"element_reads", rock.stats.element_reads};
     f[n++] = (rockFigure){"point_reads", rock.stats.point_reads};
+    f[n++] = (rockFigure){"loading_spills", rock.stats.loading_spills};
+    f[n++] = (rockFigure){"loading_peak_memory", rock.stats.loading_peak_memory};
     f[n++] = (rockFigure){"access_updates", rock.stats.access_updates};
     f[n++] = (rockFigure){"errors", rock.stats.errors};
     f[n++] = (rockFigure){"write_batches", rock.stats.write_batches};

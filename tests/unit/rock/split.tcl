@@ -637,3 +637,92 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         assert_equal 100 [lindex [r config get rock-split-min-elements] 1]
     }
 }
+
+# A collection bigger than maxmemory in an RDB: loading spills it to disk
+# element by element (rock_load.c) instead of building it whole in RAM.
+start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 rock-split-min-elements 100 maxmemory-policy noeviction}} {
+
+    # `n` elements of about 100 bytes under `key`, 1,000 a command.
+    proc rock_big_fast {type key n} {
+        for {set i 0} {$i < $n} {incr i 1000} {
+            set args {}
+            for {set j $i} {$j < $n && $j < $i + 1000} {incr j} {
+                set v [format %0100d $j]
+                switch $type {
+                    hash { lappend args f$j $v }
+                    set { lappend args m$v }
+                    zset { lappend args [expr {$j * 0.5}] m$v }
+                }
+            }
+            switch $type {
+                hash { r hset $key {*}$args }
+                set { r sadd $key {*}$args }
+                zset { r zadd $key {*}$args }
+            }
+        }
+    }
+
+    foreach type {hash set zset} {
+        test "Split $type: bigger than maxmemory in an RDB, it loads element by element under the bound" {
+            r config set maxmemory 0
+            r flushall
+            set base [s used_memory]
+            # 60,050: the rest after the last spill is small (a sorted set's
+            # becomes a listpack in rdbLoadObject(), converted back).
+            rock_big_fast $type k 60050
+            r set other x
+            set digest [r debug digest-value k]
+            r save
+            set maxmemory [expr {$base + 3 * 1024 * 1024}]
+            assert {[s used_memory] > 2 * $maxmemory}
+            r config set maxmemory $maxmemory
+            r config resetstat
+            r debug reload nosave
+            assert_equal 1 [rock_field loading_spills]
+            set peak [rock_field loading_peak_memory]
+            assert {$peak > 0 && $peak <= $maxmemory * 1.1}
+            assert_equal cold [r rock status k]
+            assert_equal 1 [rock_field split_keys]
+            assert_equal x [r get other]
+            switch $type {
+                hash {
+                    assert_equal 60050 [r hlen k]
+                    assert_equal [format %0100d 60049] [r hget k f60049]
+                    assert_equal [format %0100d 7] [r hget k f7]
+                }
+                set {
+                    assert_equal 60050 [r scard k]
+                    assert_equal 1 [r sismember k m[format %0100d 60049]]
+                }
+                zset {
+                    assert_equal 60050 [r zcard k]
+                    assert_equal 30024.5 [r zscore k m[format %0100d 60049]]
+                }
+            }
+            assert_equal 0 [rock_field split_loads]
+            assert_equal cold [r rock status k]
+            assert_equal 60050 [r rock diskelements]
+            assert_equal $digest [r debug digest-value k]
+            assert_equal 1 [rock_field split_loads]
+        }
+    }
+
+    test {Split: a collection spilled while loading whose key had expired is dropped with its records} {
+        r config set maxmemory 0
+        r flushall
+        set base [s used_memory]
+        rock_big_fast hash k 30000
+        r pexpire k 1500
+        r save
+        r config set maxmemory [expr {$base + 2 * 1024 * 1024}]
+        wait_for_condition 100 50 { [r exists k] == 0 } else { fail "k never expired" }
+        r config resetstat
+        r debug reload nosave
+        assert_equal 1 [rock_field loading_spills]
+        assert_equal 0 [r dbsize]
+        assert_equal 0 [rock_field split_keys]
+        assert_equal 0 [rock_field cold_keys]
+        assert_equal 0 [r rock diskelements]
+        assert_equal 0 [r rock diskkeys]
+    }
+}

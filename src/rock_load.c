@@ -1,0 +1,207 @@
+/* rock_load.c -- redis-rock: big collections bigger than RAM while an RDB loads.
+ *
+ * Keyspace side (beside eviction, rock_evict.c). Loading (an RDB at start-up,
+ * DEBUG RELOAD, a replica's full sync, an AOF's RDB preamble) builds each
+ * value whole in RAM before its key is added; rockLoadingMemoryCheck() then
+ * moves values to disk key by key. A hash, set or sorted set bigger than
+ * maxmemory would still pass the bound while it loads. This file spills it
+ * instead, element by element, as it loads:
+ *
+ *   - rdbLoadObject() calls rockLoadingSpill() after each element it adds to
+ *     a hash table, set or skiplist (patch 0035). Every ROCK_LOAD_CHECK
+ *     elements, when used_memory is over maxmemory and the collection is big
+ *     enough to be stored element by element (rock-split-min-elements), the
+ *     elements in RAM are queued as element records of a new split version
+ *     (rock_split.c's format, each served to readers until committed as a
+ *     point write's would be) and removed from the object, and the writer is
+ *     waited for every ROCK_LOAD_FLUSH elements (loading blocks anyway);
+ *   - at the end of the value, rockLoadingObjectDone() (same patch) spills
+ *     the rest, records the split state and the metadata record, and hands
+ *     rdbLoadRio() the type's cold sentinel instead of the object: the key
+ *     is added cold, as a key whose value was moved to disk, so nothing
+ *     ever sees the partial object (a module's `loaded` notification
+ *     included);
+ *   - rockLoadingMemoryCheck(), right after the key, calls
+ *     rockLoadingKeyDone(): the key is counted cold with the LRU/LFU field
+ *     the RDB gave it (set on the shared sentinel by objectSetLRUOrLFU(),
+ *     taken from there and put back), or, when rdbLoadRio() dropped it (an
+ *     expired key on a master), its split state and records are deleted.
+ *
+ * Only into the server's own databases (not a diskless full sync's
+ * temporary ones), never for a key already present (DEBUG RELOAD's merge
+ * modes), and not while writes fail. Duplicate elements in a corrupt RDB
+ * are caught by rdbLoadObject() only within what is in RAM at a time. */
+
+#include "server.h"
+
+/* Check memory every this many elements added to one collection. */
+#define ROCK_LOAD_CHECK 1024
+/* Wait for the writer after this many element records queued. */
+#define ROCK_LOAD_FLUSH 1024
+
+static struct {
+    robj *val;          /* the collection being spilled (rdbLoadObject's) */
+    sds key;
+    int dbid;
+    sds skey;
+    rockSplitInfo *si;  /* its split state: version, queued writes */
+    uint64_t spilled;   /* elements written so far */
+    unsigned long added;/* elements added since the last memory check */
+    int done;           /* handed over as the sentinel, key not yet seen */
+    unsigned int sentinel_lru; /* the sentinel's field before rdbLoadRio() */
+} rock_load;
+
+static void rockLoadingPeak(void) {
+    size_t used = zmalloc_used_memory();
+    if ((long long)used > rock.stats.loading_peak_memory) rock.stats.loading_peak_memory = (long long)used;
+}
+
+/* Forget the spill state; with `drop`, the records written are deleted. */
+static void rockLoadingForget(int drop) {
+    if (rock_load.si == NULL) return;
+    if (drop && rock.db) {
+        rockWriteDeleteElements(rock_load.skey, rock_load.si->version);
+        rockWriteDelete(rock_load.skey);
+    }
+    rockSplitInfoRelease(rock_load.si);
+    sdsfree(rock_load.key);
+    sdsfree(rock_load.skey);
+    memset(&rock_load, 0, sizeof(rock_load));
+}
+
+/* Is the load going to the server's own databases? A diskless full sync
+ * with repl-diskless-load swapdb loads into temporary ones. */
+static int rockLoadingMainDbs(void) {
+    return !(server.masterhost && server.repl_state == REPL_STATE_TRANSFER &&
+             server.repl_diskless_load == REPL_DISKLESS_LOAD_SWAPDB);
+}
+
+static int rockLoadingSpillable(robj *o) {
+    if (!((o->type == OBJ_HASH || o->type == OBJ_SET) && o->encoding == OBJ_ENCODING_HT) &&
+        !(o->type == OBJ_ZSET && o->encoding == OBJ_ENCODING_SKIPLIST))
+        return 0;
+    return rockCollectionSize(o) + (long long)(rock_load.val == o ? rock_load.spilled : 0) >=
+           (rock.split_min_elements > 0 ? rock.split_min_elements : 1);
+}
+
+/* Queue element `ele` (value `val`, NULL for a set's member) as a record
+ * of the collection being spilled. */
+static void rockLoadingQueue(const char *ele, size_t elen, sds val) {
+    sds ekey = rockSplitElementKey(NULL, rock_load.skey, sdslen(rock_load.skey), rock_load.si->version, ele, elen);
+    rockWriteElement(ekey, val ? val : sdsempty(), rock_load.si, 1);
+    if (++rock_load.spilled % ROCK_LOAD_FLUSH == 0) {
+        rockLoadingPeak();
+        rockWriteFlush();
+    }
+}
+
+/* Move every element of `o` in RAM to the writer's queue, one at a time
+ * (the RAM an element held is freed as its record is queued). */
+static void rockLoadingMoveAll(robj *o) {
+    if (o->type == OBJ_ZSET) {
+        zset *zs = o->ptr;
+        while (zs->zsl->length) {
+            zskiplistNode *x = zs->zsl->header->level[0].forward;
+            double score = x->score;
+            memrev64ifbe(&score);
+            rockLoadingQueue(x->ele, sdslen(x->ele), sdsnewlen(&score, 8));
+            zsetDel(o, x->ele);
+        }
+        dictEmpty(zs->dict, NULL); /* its table: the dict was sized for all */
+        return;
+    }
+    dict *d = o->ptr;
+    dictIterator *di = dictGetSafeIterator(d);
+    dictEntry *de;
+    while ((de = dictNext(di)) != NULL) {
+        sds ele = dictGetKey(de);
+        rockLoadingQueue(ele, sdslen(ele), o->type == OBJ_HASH ? sdsdup(dictGetVal(de)) : NULL);
+        dictDelete(d, ele);
+    }
+    dictReleaseIterator(di);
+    dictEmpty(d, NULL);
+}
+
+/* rdbLoadObject(): element added to `o`, the value of `key` in db `dbid`. */
+void rockLoadingSpill(robj *o, sds key, int dbid) {
+    if (!server.loading || !rock.db || !server.maxmemory) return;
+    if (++rock_load.added < ROCK_LOAD_CHECK) return;
+    rock_load.added = 0;
+    rockLoadingPeak();
+    if (zmalloc_used_memory() <= server.maxmemory || !rockLoadingSpillable(o)) return;
+    if (rock_load.val != o || rock_load.dbid != dbid || sdscmp(rock_load.key, key) != 0) {
+        /* A collection not spilled yet (a stale state is from a load that
+         * failed). */
+        rockLoadingForget(1);
+        if (!rockLoadingMainDbs() || dbid < 0 || dbid >= server.dbnum) return;
+        if (dictFind(server.db[dbid].dict, key) != NULL) return;
+        if (rock.write_error || !rockDiskHasRoom()) return;
+        rock_load.val = o;
+        rock_load.key = sdsdup(key);
+        rock_load.dbid = dbid;
+        rock_load.skey = rockStorageKey(dbid, key);
+        rock_load.si = zcalloc(sizeof(rockSplitInfo));
+        rock_load.si->version = rock.next_split_version++;
+        rock_load.si->refs = 1;
+    }
+    rockLoadingMoveAll(o);
+    rockWriteFlush();
+}
+
+/* rdbLoadObject(): `o` is complete. Returns it, or, when it was spilled,
+ * the rest spilled too, its type's cold sentinel (the key is added cold). */
+robj *rockLoadingObjectDone(robj *o, sds key, int dbid) {
+    if (o == NULL || rock_load.si == NULL || rock_load.done || rock_load.val != o || rock_load.dbid != dbid ||
+        sdscmp(rock_load.key, key) != 0)
+        return o;
+    /* A sorted set's rest may have become a listpack (rdbLoadObject()
+     * converts small ones after loading): the split format holds the
+     * encoding the whole collection has. */
+    if (o->type == OBJ_ZSET && o->encoding != OBJ_ENCODING_SKIPLIST) zsetConvert(o, OBJ_ENCODING_SKIPLIST);
+    rockLoadingMoveAll(o);
+    rockSplitInfo *si = rock_load.si;
+    si->count = rock_load.spilled;
+    si->header[0] = ROCK_FORMAT_V2;
+    si->header[1] = o->encoding;
+    rockAccessOperand(o->lru, si->header + 2);
+    si->header[ROCK_HEADER_LEN] = o->type == OBJ_HASH ? RDB_TYPE_HASH : o->type == OBJ_SET ? RDB_TYPE_SET : RDB_TYPE_ZSET_2;
+    rockSplitAdopt(dbid, key, si);
+    rockWriteElement(sdsdup(rock_load.skey), rockSplitMeta(si), si, 0);
+    rockWriteFlush();
+    robj *sentinel = rock.cold[o->type];
+    rock_load.done = 1;
+    rock_load.sentinel_lru = sentinel->lru;
+    rock_load.val = sentinel;
+    decrRefCount(o);
+    rock.stats.loading_spills++;
+    return sentinel;
+}
+
+/* rockLoadingMemoryCheck(), after rdbLoadRio() added the key (or dropped
+ * it): count a spilled collection's key cold, or forget it. */
+void rockLoadingKeyDone(redisDb *db) {
+    rockLoadingPeak();
+    if (!rock_load.done) return;
+    robj *sentinel = rock_load.val;
+    unsigned int lru = sentinel->lru;
+    sentinel->lru = rock_load.sentinel_lru;
+    dictEntry *de = db == server.db + rock_load.dbid ? dictFind(db->dict, rock_load.key) : NULL;
+    if (de && dictGetVal(de) == sentinel) {
+        rockSplitInfo *si = rock_load.si;
+        if (lru != rock_load.sentinel_lru) { /* the RDB's LRU/LFU field */
+            rockAccessOperand(lru, si->header + 2);
+            rockWriteElement(sdsdup(rock_load.skey), rockSplitMeta(si), si, 0);
+        }
+        rock.dbs[rock_load.dbid].cold++;
+        rock.stats.evictions++;
+        rockLoadingForget(0);
+    } else {
+        rockSplitDrop(rock_load.dbid, rock_load.key);
+        rockLoadingForget(1);
+    }
+}
+
+/* The dataset is replaced (emptyData()): a spill in progress is void. */
+void rockLoadingReset(void) {
+    rockLoadingForget(0);
+}
