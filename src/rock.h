@@ -329,6 +329,7 @@ rockSplitInfo *rockSplitLookup(int dbid, sds key);
 sds rockSplitMeta(const rockSplitInfo *si);
 long long rockCollectionSize(robj *val);
 unsigned int rockSplitAccess(const rockSplitInfo *si);
+int rockSplitEncoding(robj *val);
 long long rockSplitEligible(robj *val);
 sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen, uint64_t version);
 sds rockSplitPrefixEnd(const sds prefix);

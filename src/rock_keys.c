@@ -73,17 +73,10 @@ int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key) 
  * Evict and load
  * ------------------------------------------------------------------------ */
 
-/* `key`'s disk copy is now version `version` of a split collection of
- * `count` elements, from whole-value record `rec`, replacing any older
- * split state of the key: returns the version replaced (its elements are
- * to be deleted with the put, rockWritePut()), or 0. */
-static uint64_t rockSplitNote(rockDb *rdb, sds key, sds rec, uint64_t version, uint64_t count) {
+/* `key`'s split state is now `si` (the dict takes the reference): returns
+ * the version of the state it replaces, or 0. */
+static uint64_t rockSplitPut(rockDb *rdb, sds key, rockSplitInfo *si) {
     uint64_t old_version = 0;
-    rockSplitInfo *si = zcalloc(sizeof(*si));
-    si->version = version;
-    si->count = count;
-    memcpy(si->header, rec, sizeof(si->header));
-    si->refs = 1;
     dictEntry *existing, *se = dictAddRaw(rdb->split, key, &existing);
     if (se) {
         dictSetKey(rdb->split, se, sdsdup(key));
@@ -95,6 +88,19 @@ static uint64_t rockSplitNote(rockDb *rdb, sds key, sds rec, uint64_t version, u
         dictSetVal(rdb->split, existing, si);
     }
     return old_version;
+}
+
+/* `key`'s disk copy is now version `version` of a split collection of
+ * `count` elements, from whole-value record `rec`, replacing any older
+ * split state of the key: returns the version replaced (its elements are
+ * to be deleted with the put, rockWritePut()), or 0. */
+static uint64_t rockSplitNote(rockDb *rdb, sds key, sds rec, uint64_t version, uint64_t count) {
+    rockSplitInfo *si = zcalloc(sizeof(*si));
+    si->version = version;
+    si->count = count;
+    memcpy(si->header, rec, sizeof(si->header));
+    si->refs = 1;
+    return rockSplitPut(rdb, key, si);
 }
 
 /* `key`'s disk copy is no longer split (deleted, or about to be replaced
@@ -109,16 +115,8 @@ static void rockSplitForget(rockDb *rdb, sds key, sds skey) {
 /* `key` in database `dbid` is now the split collection `si` (a reference
  * taken), its records written by the caller (rock_load.c). */
 void rockSplitAdopt(int dbid, sds key, rockSplitInfo *si) {
-    rockDb *rdb = &rock.dbs[dbid];
     si->refs++;
-    dictEntry *existing, *se = dictAddRaw(rdb->split, key, &existing);
-    if (se) {
-        dictSetKey(rdb->split, se, sdsdup(key));
-        dictSetVal(rdb->split, se, si);
-    } else {
-        rockSplitInfoRelease(dictGetVal(existing));
-        dictSetVal(rdb->split, existing, si);
-    }
+    rockSplitPut(&rock.dbs[dbid], key, si);
 }
 
 /* ...or no longer: the state alone is dropped, the caller deletes its

@@ -77,9 +77,7 @@ static int rockLoadingMainDbs(void) {
 }
 
 static int rockLoadingSpillable(robj *o) {
-    if (!((o->type == OBJ_HASH || o->type == OBJ_SET) && o->encoding == OBJ_ENCODING_HT) &&
-        !(o->type == OBJ_ZSET && o->encoding == OBJ_ENCODING_SKIPLIST))
-        return 0;
+    if (!rockSplitEncoding(o)) return 0;
     return rockCollectionSize(o) + (long long)(rock_load.val == o ? rock_load.spilled : 0) >=
            (rock.split_min_elements > 0 ? rock.split_min_elements : 1);
 }

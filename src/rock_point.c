@@ -596,9 +596,7 @@ int rockPointNoteDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
     client *c = rock.executing_client;
     int type, write, n, *pos = NULL;
     int ok = c && c->cmd && !server.loading && val && c->db == db && c->argc >= 2 && sdsEncodedObject(c->argv[1]) &&
-             sdscmp(c->argv[1]->ptr, key) == 0 &&
-             (((val->type == OBJ_HASH || val->type == OBJ_SET) && val->encoding == OBJ_ENCODING_HT) ||
-              (val->type == OBJ_ZSET && val->encoding == OBJ_ENCODING_SKIPLIST)) &&
+             sdscmp(c->argv[1]->ptr, key) == 0 && rockSplitEncoding(val) &&
              rockPointParse(c->cmd, c->argv, c->argc, &type, &write, &pos, &n) && write && type == val->type;
     if (ok && si->dirty == NULL) si->dirty = dictCreate(&setDictType);
     for (int j = 0; ok && j < n; j++) {

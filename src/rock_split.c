@@ -64,10 +64,13 @@ long long rockCollectionSize(robj *val) {
  * collection had when it left RAM is the one it gets back, and the order of
  * its elements (sorted by RocksDB, not by insertion) is never something a
  * reply shows: a listpack's order is, and it stays a whole value. */
+int rockSplitEncoding(robj *val) {
+    return ((val->type == OBJ_HASH || val->type == OBJ_SET) && val->encoding == OBJ_ENCODING_HT) ||
+           (val->type == OBJ_ZSET && val->encoding == OBJ_ENCODING_SKIPLIST);
+}
+
 long long rockSplitEligible(robj *val) {
-    if (!((val->type == OBJ_HASH || val->type == OBJ_SET) && val->encoding == OBJ_ENCODING_HT) &&
-        !(val->type == OBJ_ZSET && val->encoding == OBJ_ENCODING_SKIPLIST))
-        return 0;
+    if (!rockSplitEncoding(val)) return 0;
     long long n = rockCollectionSize(val);
     return n > 0 && n >= rock.split_min_elements ? n : 0;
 }
