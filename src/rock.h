@@ -422,6 +422,8 @@ void rockTouched(redisDb *db, sds key);
 void rockEvictNoteModified(redisDb *db, robj *key);
 void rockEvictNoteHot(redisDb *db, sds key);
 void rockLoadingMemoryCheck(redisDb *db);
+size_t rockEvictionMemory(void);
+size_t rockEvictionExcess(size_t upstream_tofree);
 void rockReplicaEvictions(void);
 void rockCommandDone(void);
 

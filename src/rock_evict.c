@@ -385,19 +385,53 @@ void rockEvictAfterWrites(void) {
 
 /* The memory upstream's policy (-OOM, or deleting keys) should be judged
  * by once no value can move: Redis's own (the heap less replica and AOF
- * buffers, less the values handed to the writer while it can still commit
- * them) plus RocksDB's table readers, which grow with the data on disk.
+ * buffers, less the values and deletes handed to the writer while it can
+ * still commit them) plus RocksDB's table readers, which grow with the data
+ * on disk.
  * Left out: RocksDB's memtables and block cache, bounded by their sizes
  * (from maxmemory) and by the reads in flight, which no eviction shrinks. */
 static size_t rockOwnMemory(int writer_can_commit) {
     size_t used = zmalloc_used_memory(), skip = freeMemoryGetNotCountedMemory();
-    if (writer_can_commit) skip += rockPendingBytes();
+    if (writer_can_commit) skip += rockPendingBytes() + rockQueuedDeleteBytes();
     used = used > skip ? used - skip : 0;
     return used + rockTableReadersMemory();
 }
 
 static size_t rockPolicyMemory(void) {
     return rockOwnMemory(!rock.write_error && rockDiskHasRoom());
+}
+
+/* How far `used` is over maxmemory once the values pinned for commands
+ * about to run are left out (they move once those have run). */
+static size_t rockUnpinnedExcess(size_t used) {
+    if (used > server.maxmemory) {
+        size_t pinned = rockPinnedMemory();
+        used = used > pinned ? used - pinned : 0;
+    }
+    return used > server.maxmemory ? used - server.maxmemory : 0;
+}
+
+/* Upstream's policy loop (performEvictions(), patch 0014), once nothing
+ * more can move, deletes keys (allkeys-*, volatile-*) until what it measures
+ * by rockEvictionMemory() has dropped by rockEvictionExcess(). With the tier
+ * on, both are Redis's own memory (rockPolicyMemory()): deleting a cold key
+ * frees its key alone (its value is on disk, its delete queued) and never
+ * shrinks RocksDB's memtables, block cache or table readers. An excess that
+ * counted them, as getMaxmemoryState() does, could not be freed: the loop
+ * deleted every key and then refused the write with -OOM (issue 31). */
+size_t rockEvictionMemory(void) {
+    if (!rock.db || !server.maxmemory) return zmalloc_used_memory();
+    return rockPolicyMemory();
+}
+
+/* The excess to delete keys for: Redis's own memory over maxmemory, less
+ * RocksDB's table readers (they shrink only as compactions drop the deleted
+ * records) and the pinned values. `upstream_tofree` is upstream's figure,
+ * kept with the tier off. */
+size_t rockEvictionExcess(size_t upstream_tofree) {
+    if (!rock.db || !server.maxmemory) return upstream_tofree;
+    size_t used = rockPolicyMemory(), readers = rockTableReadersMemory();
+    return rockUnpinnedExcess(used > readers ? used - readers : 0);
 }
 
 /* While nothing can be written: drop hot-clean values, coldest first (as
@@ -427,12 +461,7 @@ static long long rockEvictCleanOnly(long long need) {
  * they move once those have run), keep the total over maxmemory; C_ERR
  * (the policy decides) when Redis's own memory is over without them. */
 static int rockNothingMoves(void) {
-    size_t used = rockPolicyMemory();
-    if (used > server.maxmemory) {
-        size_t pinned = rockPinnedMemory();
-        used = used > pinned ? used - pinned : 0;
-    }
-    if (used <= server.maxmemory) {
+    if (rockUnpinnedExcess(rockPolicyMemory()) == 0) {
         rock.stats.external_overshoots++;
         return C_OK;
     }
@@ -586,6 +615,9 @@ static void rockTouchedInit(void) {
 /* A key of `db` may now have its value in RAM. */
 void rockTouched(redisDb *db, sds key) {
     if (!rock.debug_evict_all || !rock.db || db->id < 0 || db->id >= server.dbnum) return;
+    /* A deleted key has nothing to sweep (and holding a copy of its name
+     * until the command is done would count against maxmemory). */
+    if (dictFind(db->dict, key) == NULL) return;
     rockTouchedInit();
     dictEntry *de = dictAddRaw(rock.touched[db->id], key, NULL);
     if (de) dictSetKey(rock.touched[db->id], de, sdsdup(key));

@@ -67,6 +67,8 @@ names "$skipfile" "$top/tests/upstream-rock-on-differences.txt" > "$skiplist_on"
 skiplist_ea="$logs/skiplist-evict-all.txt"
 names "$skipfile" "$top/tests/upstream-rock-on-differences.txt" \
       "$top/tests/upstream-evict-all-differences.txt" > "$skiplist_ea" || true
+skiplist_eas="$logs/skiplist-evict-all-subset.txt"
+names "$skiplist_ea" "$top/tests/upstream-evict-all-subset-skips.txt" > "$skiplist_eas" || true
 
 rock_tests() {
     local f args=()
@@ -82,13 +84,16 @@ rock_tests() {
 # test-evict-all`): every data type, expiry, transactions, scripts and
 # functions, sort, scan, keyspace commands, tracking, persistence (RDB, AOF,
 # multi-part AOF) and replication (blocking commands, PSYNC after a link
-# drop). Left to the full run: maxmemory, dump/restore/migrate, the long
-# replication units and the memory-figure units.
+# drop) and maxmemory (every policy with values on disk; its 7-minute
+# "slave buffer are counted correctly" is left to the full run, see
+# tests/upstream-evict-all-subset-skips.txt). Left to the full run:
+# dump/restore/migrate, the long replication units and the memory-figure
+# units.
 evict_all_subset() {
     local u
     for u in unit/type/string unit/type/incr unit/type/list unit/type/list-2 unit/type/list-3 \
              unit/type/hash unit/type/set unit/type/zset unit/type/stream unit/type/stream-cgroups \
-             unit/hyperloglog unit/bitops unit/bitfield unit/geo unit/expire unit/multi \
+             unit/hyperloglog unit/bitops unit/bitfield unit/geo unit/expire unit/multi unit/maxmemory \
              unit/scripting unit/functions unit/sort unit/scan unit/keyspace unit/other \
              unit/tracking unit/info unit/introspection-2 \
              integration/rdb integration/aof integration/aof-multi-part \
@@ -277,7 +282,7 @@ for s in $suites; do
             --config rock-debug-evict-all yes --config rock-min-value-size 0 --config rock-split-min-elements 0 ;;
     evict-all-subset)
         mapfile -t sub < <(evict_all_subset)
-        run_suite "$s" yes --skipfile "$skiplist_ea" --config rock-enabled yes \
+        run_suite "$s" yes --skipfile "$skiplist_eas" --config rock-enabled yes \
             --config rock-debug-evict-all yes --config rock-min-value-size 0 --config rock-split-min-elements 0 "${sub[@]}" ;;
     rock)
         # unit/rock/modules.tcl loads the upstream test modules datatype.so, fork.so (RM_Fork)
@@ -310,7 +315,12 @@ done
 echo
 echo "=== summary (logs in build/test-logs/)"
 printf '%s\n' "${summary[@]}"
-[ "${#retried[@]}" -eq 0 ] || printf 'retried: %s\n' "${retried[@]}"
+# A test that needed a re-run passed, but failed once: flaky, or a bug that
+# shows now and then. Each is named as a failure to look at.
+if [ "${#retried[@]}" -gt 0 ]; then
+    echo "failures to look at (${#retried[@]}; each passed only when re-run, so the run counts it as passed):"
+    printf '  retried: %s\n' "${retried[@]}"
+fi
 [ "${#failures[@]}" -eq 0 ] || { echo "failed:"; printf '  %s\n' "${failures[@]}"; }
 echo "$total_ok passed, $total_err failed, $total_skip skipped"
 [ "$total_err" -eq 0 ]

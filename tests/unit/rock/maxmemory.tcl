@@ -340,3 +340,41 @@ foreach policy {allkeys-lru allkeys-lfu noeviction} {
         }
     }
 }
+
+# Under allkeys-* and volatile-* with every value on disk, deleting a key
+# frees its key alone (the value is on disk, its RocksDB delete queued): the
+# policy must delete keys for Redis's own excess only. It used to aim at the
+# excess with RocksDB's memtables and block cache counted in, which no
+# deletion frees, so it deleted every key it could find and then refused the
+# write with -OOM (issue 31: upstream's unit/maxmemory in evict-everything
+# mode, whose "is the memory limit honoured?" tests these follow).
+foreach policy {allkeys-random allkeys-lru volatile-ttl} {
+    start_server [list tags {"rock"} overrides [list rock-enabled yes maxmemory-policy $policy rock-min-value-size 0 rock-debug-evict-all yes]] {
+        test "maxmemory with rock: with every value on disk, $policy deletes keys for the excess only" {
+            set used [s used_memory]
+            set limit [expr {$used + 100 * 1024}]
+            r config set maxmemory $limit
+            set numkeys 0
+            while 1 {
+                r setex a:$numkeys 10000 x
+                incr numkeys
+                if {[s used_memory] + 4096 > $limit} break
+            }
+            assert_morethan $numkeys 10
+            assert_equal 0 [s evicted_keys]
+            # As many again: about as many keys must go.
+            for {set j 0} {$j < $numkeys} {incr j} {
+                if {[catch {r setex b:$j 10000 x} e]} { fail "SETEX $j of $numkeys: $e" }
+            }
+            # Both figures from one reply: any command may evict first.
+            set info [r info]
+            set evicted [getInfoProperty $info evicted_keys]
+            set keys 0
+            regexp {\ndb[0-9]+:keys=([0-9]+)} $info -> keys
+            assert_lessthan [getInfoProperty $info used_memory] [expr {$limit + 4096}]
+            assert_morethan $evicted 0
+            assert_lessthan $evicted [expr {$numkeys * 3 / 2}]
+            assert_equal [expr {2 * $numkeys - $evicted}] $keys
+        }
+    }
+}
