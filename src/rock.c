@@ -485,6 +485,7 @@ void rockStartup(void) {
     rockStoreInit();
     rockReadStart();
     rockWriteStart();
+    rockReadLatencyInit();
     serverLog(LL_NOTICE, "rock: RocksDB opened in %s (block cache %llu bytes, compression %s, direct io %s)",
               rock.db_path, (unsigned long long)rockEffectiveCacheSize(),
               rockCompressionConfigName(rock.compression),

@@ -472,6 +472,7 @@ void rockLoadCommand(client *c);
 void rockStatusCommand(client *c);
 void rockDiskkeysCommand(client *c);
 void rockRecordReadLatency(long long us);
+void rockReadLatencyInit(void);
 size_t rockExternalMemory(void);
 size_t rockTableReadersMemory(void);
 void rockRefreshExternalMemory(void);

@@ -409,6 +409,9 @@ class Soak:
             "rock-enabled": "yes", "rock-min-free-disk": "%dmb" % a.min_free_mb,
             "rock-io-threads": "4", "loglevel": "notice", "logfile": "\"\"", "enable-debug-command": "yes",
         }
+        for item in a.config:  # --config NAME=VALUE: both servers
+            name, _, value = item.partition("=")
+            common[name] = value
         mconf = dict(common, **{
             "port": str(a.port), "dir": os.path.join(a.dir, "master"),
             "rock-dir": os.path.join(self.mnt, "rock"),
@@ -1932,6 +1935,8 @@ def main():
     ap.add_argument("--fault-gap-min", type=float, default=10)
     ap.add_argument("--fault-gap-max", type=float, default=40)
     ap.add_argument("--full-seconds", type=float, default=10, help="how long the disk stays full")
+    ap.add_argument("--config", action="append", default=[], metavar="NAME=VALUE",
+                    help="a config directive for both servers (repeatable), e.g. activedefrag=yes")
     ap.add_argument("--swing-seconds", type=float, default=5, help="how long each maxmemory step lasts")
     a = ap.parse_args()
     if a.seed == 0:

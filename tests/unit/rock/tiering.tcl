@@ -576,6 +576,59 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
     }
 }
 
+# Active defrag scans a big collection over many cron ticks (its key waits
+# in the db's defrag_later list, with a cursor); the value can go to disk
+# between two ticks, and defrag must then leave the key alone.
+start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} {
+    if {[string match {*jemalloc*} [s mem_allocator]]} {
+    test {Active defrag leaves a big value alone once it went to disk mid-scan} {
+        set n 400000
+        r eval {
+            for i = 0, tonumber(ARGV[1]) - 1, 1000 do
+                local args = {}
+                for j = i, i + 999 do
+                    args[#args + 1] = 'f-' .. j
+                    args[#args + 1] = 'v-' .. j
+                end
+                redis.call('hset', KEYS[1], unpack(args))
+            end
+        } 1 h $n
+        assert_encoding hashtable h
+        set digest [r debug digest-value h]
+        # Defrag at any fragmentation, 1% of the CPU: 400,000 fields take
+        # many cron ticks.
+        r config set active-defrag-threshold-lower 0
+        r config set active-defrag-ignore-bytes 1
+        r config set active-defrag-cycle-min 1
+        r config set active-defrag-cycle-max 1
+        set scanned [expr {[s active_defrag_hits] + [s active_defrag_misses]}]
+        r config set activedefrag yes
+        # The main dict holds one key: past 1,000 reallocation attempts,
+        # defrag is inside the hash.
+        wait_for_condition 500 10 {
+            [s active_defrag_hits] + [s active_defrag_misses] > $scanned + 1000
+        } else {
+            fail "active defrag did not start"
+        }
+        assert_equal 1 [r rock evict h]
+        # Defrag counts a key when it is done with it: the next is h, its
+        # cursor given up at the next tick (the only key, so a new run would
+        # count it again only after this one ended).
+        set keys_done [expr {[s active_defrag_key_hits] + [s active_defrag_key_misses]}]
+        wait_for_condition 500 10 {
+            [s active_defrag_key_hits] + [s active_defrag_key_misses] > $keys_done
+        } else {
+            fail "active defrag did not finish the key"
+        }
+        r config set activedefrag no
+        assert_equal cold [r rock status h]
+        assert_equal $n [r hlen h]
+        assert_equal v-123456 [r hget h f-123456]
+        assert_equal $digest [r debug digest-value h]
+    }
+    }
+}
+
 start_server {tags {"rock"}} {
     test {ROCK EVICT, LOAD and DISKKEYS need rock enabled} {
         r set k v
