@@ -581,12 +581,47 @@ int rockPerformEvictions(void) {
     return rockNothingMoves();
 }
 
+/* ---------------------------------------------------------------------------
+ * Freed pages
+ * ------------------------------------------------------------------------ */
+
+/* Moving values out frees memory all the time, and jemalloc keeps freed
+ * pages resident ("dirty") until they age out (dirty_decay_ms, rock.c): in
+ * bursts (a restart's load, a reload of the dataset, a maxmemory cut) tens
+ * of MB of them even at 100 ms of aging, RSS that maxmemory does not see. Over a limit, max(maxmemory
+ * / 16, 4 MB), the writer thread gives them all back at once. Checked at most
+ * every 100 ms: from rockCron(), and while loading, when no timer runs. */
+#define ROCK_PURGE_CHECK_US 100000
+#define ROCK_PURGE_MIN_BYTES (4 << 20)
+
+void rockPurgeCheck(void) {
+#if defined(USE_JEMALLOC)
+    static monotime last;
+    if (!rock.db || !server.maxmemory) return;
+    monotime now = getMonotonicUs();
+    if (now - last < ROCK_PURGE_CHECK_US) return;
+    last = now;
+
+    uint64_t epoch = 1;
+    size_t pdirty = 0, page = 4096, sz = sizeof(epoch);
+    je_mallctl("epoch", &epoch, &sz, &epoch, sz);
+    sz = sizeof(pdirty);
+    if (je_mallctl("stats.arenas." STRINGIFY(MALLCTL_ARENAS_ALL) ".pdirty", &pdirty, &sz, NULL, 0) != 0) return;
+    sz = sizeof(page);
+    je_mallctl("arenas.page", &page, &sz, NULL, 0);
+    size_t limit = server.maxmemory / 16;
+    if (limit < ROCK_PURGE_MIN_BYTES) limit = ROCK_PURGE_MIN_BYTES;
+    if (pdirty * page > limit) rockWriteRequestPurge();
+#endif
+}
+
 /* Loading (an RDB, an AOF, a replica's full sync) runs no command, so no
  * eviction: over maxmemory, move values out as keys arrive, so a dataset
  * larger than RAM loads. Only into the live keyspace: a diskless load into
  * a temporary one (repl-diskless-load swapdb) stays in RAM, as upstream. */
 void rockLoadingMemoryCheck(redisDb *db) {
     rockLoadingKeyDone(db);
+    rockPurgeCheck();
     if (!rock.db || !server.maxmemory || db < server.db || db >= server.db + server.dbnum) return;
     if (zmalloc_used_memory() <= server.maxmemory) return;
     rockPerformEvictions();

@@ -182,10 +182,12 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"pending_bytes", rockPendingBytes()};
     f[n++] = (rockFigure){"queued_deletes", rockQueuedDeletes()};
     f[n++] = (rockFigure){"queued_delete_bytes", rockQueuedDeleteBytes()};
-    long long trims, trim_us;
-    rockWriteTrimStats(&trims, &trim_us);
+    long long trims, trim_us, purges, purge_us;
+    rockWriteTrimStats(&trims, &trim_us, &purges, &purge_us);
     f[n++] = (rockFigure){"malloc_trims", trims};
     f[n++] = (rockFigure){"malloc_trim_us", trim_us};
+    f[n++] = (rockFigure){"jemalloc_purges", purges};
+    f[n++] = (rockFigure){"jemalloc_purge_us", purge_us};
     f[n++] = (rockFigure){"pending_hits", rock.stats.pending_hits};
     f[n++] = (rockFigure){"store_resets", rock.stats.store_resets};
     f[n++] = (rockFigure){"disk_full", rock.disk_full || rock.disk_low};

@@ -101,6 +101,7 @@ static struct {
     list *done;               /* rockWriteBatch waiting for the main thread */
     int stop;
     int trim;                 /* malloc_trim() asked for (rockWriteRequestTrim) */
+    int purge;                /* jemalloc purge asked for (rockWriteRequestPurge) */
     int l0_trigger;           /* L0 trigger to set, 0: none (rockWriteRequestL0Trigger) */
     int pipe_rd, pipe_wr;
     /* Main thread only. */
@@ -114,6 +115,8 @@ static struct {
     long long pending_bytes;  /* RAM held by pending values (records + overhead) */
     redisAtomic long long trims;   /* malloc_trim() calls, by the writer thread */
     redisAtomic long long trim_us; /* ...and the time they took */
+    redisAtomic long long purges;   /* jemalloc purges, by the writer thread */
+    redisAtomic long long purge_us; /* ...and the time they took */
     long long delete_bytes;   /* RAM held by queued single-key deletes */
     long long deletes_queued; /* ...and their number */
     long long access_bytes;   /* RAM held by queued access-field updates */
@@ -220,13 +223,25 @@ static void *rockWriterMain(void *arg) {
     rockThreadInit("rock_writer");
     while (1) {
         pthread_mutex_lock(&rock_wr.lock);
-        while (!rock_wr.stop && !rock_wr.trim && !rock_wr.l0_trigger && listLength(rock_wr.queue) == 0)
+        while (!rock_wr.stop && !rock_wr.trim && !rock_wr.purge && !rock_wr.l0_trigger &&
+               listLength(rock_wr.queue) == 0)
             pthread_cond_wait(&rock_wr.cond, &rock_wr.lock);
         if (rock_wr.l0_trigger && !rock_wr.stop) {
             int files = rock_wr.l0_trigger;
             rock_wr.l0_trigger = 0;
             pthread_mutex_unlock(&rock_wr.lock);
             rockStoreSetL0Trigger(files);
+            continue;
+        }
+        if (rock_wr.purge && !rock_wr.stop) {
+            rock_wr.purge = 0;
+            pthread_mutex_unlock(&rock_wr.lock);
+#if defined(USE_JEMALLOC)
+            monotime start = getMonotonicUs();
+            jemalloc_purge();
+            atomicIncr(rock_wr.purge_us, (long long)(getMonotonicUs() - start));
+            atomicIncr(rock_wr.purges, 1);
+#endif
             continue;
         }
         if (rock_wr.trim && !rock_wr.stop) {
@@ -539,10 +554,13 @@ long long rockQueuedDeleteBytes(void) {
     return rock_wr.delete_bytes;
 }
 
-/* malloc_trim() calls by the writer thread and the microseconds they took. */
-void rockWriteTrimStats(long long *trims, long long *us) {
+/* malloc_trim() calls by the writer thread and the microseconds they took;
+ * likewise its jemalloc purges. */
+void rockWriteTrimStats(long long *trims, long long *us, long long *purges, long long *purge_us) {
     atomicGet(rock_wr.trims, *trims);
     atomicGet(rock_wr.trim_us, *us);
+    atomicGet(rock_wr.purges, *purges);
+    atomicGet(rock_wr.purge_us, *purge_us);
 }
 
 long long rockPendingCount(void) {
@@ -874,6 +892,14 @@ static void rockWriteAsk(int *slot, int value) {
  * batches, never on the event loop. */
 void rockWriteRequestTrim(void) {
     rockWriteAsk(&rock_wr.trim, 1);
+}
+
+/* Ask the writer thread to give jemalloc's dirty pages (freed, still
+ * resident) of every arena back to the system at once (rockCron() asks when
+ * they pass a limit). The purge takes milliseconds when tens of MB are
+ * dirty: not on the event loop. */
+void rockWriteRequestPurge(void) {
+    rockWriteAsk(&rock_wr.purge, 1);
 }
 
 /* Ask the writer thread to set RocksDB's L0 compaction trigger (a

@@ -378,3 +378,33 @@ foreach policy {allkeys-random allkeys-lru volatile-ttl} {
         }
     }
 }
+
+# Freed pages jemalloc keeps resident (dirty) are RSS that maxmemory does not
+# see; over max(maxmemory / 16, 4 MB) the writer thread gives them back
+# (rockPurgeCheck()). jemalloc's own aging is switched off here (the main
+# thread allocates from arena 0), so only that can bring them down.
+proc rock_dirty_bytes {} {
+    r debug mallctl epoch 1
+    return [expr {[r debug mallctl stats.arenas.4096.pdirty] * [r debug mallctl arenas.page]}]
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction maxmemory 64mb}} {
+    if {[string match {*jemalloc*} [s mem_allocator]]} {
+    test {maxmemory with rock: freed pages over the limit are given back} {
+        r debug mallctl arena.0.dirty_decay_ms -1
+        set purges [rock_info_field rock_jemalloc_purges]
+        # 30 MB of 10 KB values in RAM (under maxmemory: nothing moves),
+        # deleted one by one (FLUSHALL would purge on its own): about 30 MB
+        # dirty, over the 4 MB limit.
+        r debug populate 3000 big 10000
+        r eval {for _, k in ipairs(redis.call('keys', 'big:*')) do redis.call('del', k) end} 0
+        wait_for_condition 100 50 {
+            [rock_dirty_bytes] < 4 * 1024 * 1024
+        } else {
+            fail "dirty pages stayed: [rock_dirty_bytes] bytes"
+        }
+        assert_morethan [rock_info_field rock_jemalloc_purges] $purges
+        r debug mallctl arena.0.dirty_decay_ms 100
+    }
+    }
+}
