@@ -188,6 +188,10 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"malloc_trim_us", trim_us};
     f[n++] = (rockFigure){"jemalloc_purges", purges};
     f[n++] = (rockFigure){"jemalloc_purge_us", purge_us};
+    long long glibc_in_use, glibc_system;
+    rockWriteGlibcHeap(&glibc_in_use, &glibc_system);
+    f[n++] = (rockFigure){"glibc_heap_in_use", glibc_in_use};
+    f[n++] = (rockFigure){"glibc_heap_system", glibc_system};
     f[n++] = (rockFigure){"pending_hits", rock.stats.pending_hits};
     f[n++] = (rockFigure){"store_resets", rock.stats.store_resets};
     f[n++] = (rockFigure){"disk_full", rock.disk_full || rock.disk_low};

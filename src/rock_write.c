@@ -115,6 +115,8 @@ static struct {
     long long pending_bytes;  /* RAM held by pending values (records + overhead) */
     redisAtomic long long trims;   /* malloc_trim() calls, by the writer thread */
     redisAtomic long long trim_us; /* ...and the time they took */
+    redisAtomic long long glibc_in_use; /* glibc's heap in use, after the last trim */
+    redisAtomic long long glibc_system; /* ...and what it holds from the system */
     redisAtomic long long purges;   /* jemalloc purges, by the writer thread */
     redisAtomic long long purge_us; /* ...and the time they took */
     long long delete_bytes;   /* RAM held by queued single-key deletes */
@@ -250,6 +252,13 @@ static void *rockWriterMain(void *arg) {
 #ifdef __GLIBC__
             monotime start = getMonotonicUs();
             malloc_trim(0);
+#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)
+            /* Redis allocates from jemalloc: glibc's heap is RocksDB's (and
+             * libstdc++'s), the part of RSS outside jemalloc's figures. */
+            struct mallinfo2 mi = mallinfo2();
+            atomicSet(rock_wr.glibc_in_use, (long long)(mi.uordblks + mi.hblkhd));
+            atomicSet(rock_wr.glibc_system, (long long)(mi.arena + mi.hblkhd));
+#endif
             atomicIncr(rock_wr.trim_us, (long long)(getMonotonicUs() - start));
             atomicIncr(rock_wr.trims, 1);
 #endif
@@ -561,6 +570,13 @@ void rockWriteTrimStats(long long *trims, long long *us, long long *purges, long
     atomicGet(rock_wr.trim_us, *us);
     atomicGet(rock_wr.purges, *purges);
     atomicGet(rock_wr.purge_us, *purge_us);
+}
+
+/* glibc's heap as the writer's last trim left it (once a second): bytes in
+ * use, and bytes it holds from the system (in use, free but not given back). */
+void rockWriteGlibcHeap(long long *in_use, long long *system) {
+    atomicGet(rock_wr.glibc_in_use, *in_use);
+    atomicGet(rock_wr.glibc_system, *system);
 }
 
 long long rockPendingCount(void) {

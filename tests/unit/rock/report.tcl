@@ -24,6 +24,20 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         assert {[dict get $rep rocksdb_memory] >= [dict get $rep rocksdb_memtables]}
     }
 
+    test {ROCK REPORT shows glibc's heap (RocksDB's) once the writer has trimmed it} {
+        # The writer trims glibc's heap and reads its figures about once a
+        # second; RocksDB has allocated its memtable and table cache there.
+        wait_for_condition 50 100 {
+            [dict get [rock_report] malloc_trims] > 0 && [dict get [rock_report] glibc_heap_in_use] > 0
+        } else {
+            fail "no glibc heap figures: [rock_report]"
+        }
+        set rep [rock_report]
+        assert_morethan_equal [dict get $rep glibc_heap_system] [dict get $rep glibc_heap_in_use]
+        # At least RocksDB's memtables live there.
+        assert_morethan_equal [dict get $rep glibc_heap_in_use] [dict get $rep rocksdb_memtables]
+    }
+
     test {ROCK REPORT per-db counts follow the dataset} {
         r flushall
         assert_equal {} [dict get [rock_report] dbs]
