@@ -588,8 +588,9 @@ int rockPerformEvictions(void) {
 /* Moving values out frees memory all the time, and jemalloc keeps freed
  * pages resident ("dirty") until they age out (dirty_decay_ms, rock.c): in
  * bursts (a restart's load, a reload of the dataset, a maxmemory cut) tens
- * of MB of them even at 100 ms of aging, RSS that maxmemory does not see. Over a limit, max(maxmemory
- * / 16, 4 MB), the writer thread gives them all back at once. Checked at most
+ * of MB of them even at 100 ms of aging, RSS that maxmemory does not see.
+ * Over a limit, max(maxmemory / 16, 4 MB), the writer thread gives them all
+ * back at once. Checked at most
  * every 100 ms: from rockCron(), and while loading, when no timer runs. */
 #define ROCK_PURGE_CHECK_US 100000
 #define ROCK_PURGE_MIN_BYTES (4 << 20)
@@ -602,13 +603,13 @@ void rockPurgeCheck(void) {
     if (now - last < ROCK_PURGE_CHECK_US) return;
     last = now;
 
-    uint64_t epoch = 1;
-    size_t pdirty = 0, page = 4096, sz = sizeof(epoch);
-    je_mallctl("epoch", &epoch, &sz, &epoch, sz);
+    /* jemalloc's statistics as serverCron() (whileBlockedCron() while
+     * loading) last refreshed them, at most 100 ms ago: no refresh here. */
+    static size_t page;
+    size_t pdirty = 0, sz = sizeof(page);
+    if (page == 0 && je_mallctl("arenas.page", &page, &sz, NULL, 0) != 0) return;
     sz = sizeof(pdirty);
     if (je_mallctl("stats.arenas." STRINGIFY(MALLCTL_ARENAS_ALL) ".pdirty", &pdirty, &sz, NULL, 0) != 0) return;
-    sz = sizeof(page);
-    je_mallctl("arenas.page", &page, &sz, NULL, 0);
     size_t limit = server.maxmemory / 16;
     if (limit < ROCK_PURGE_MIN_BYTES) limit = ROCK_PURGE_MIN_BYTES;
     if (pdirty * page > limit) rockWriteRequestPurge();
