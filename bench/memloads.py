@@ -11,10 +11,11 @@ sampled every 100 ms from /proc during each load and compared with issue
 28's bound, maxmemory x 1.15 + 64 MB; after each step jemalloc's allocated,
 active and resident bytes are printed. Nothing else writes during the loads.
 
-    build/venv/bin/python bench/memloads.py [--bin bin/redis-server] [--port 31290] [-- extra server args]
+    build/venv/bin/python bench/memloads.py [--bin bin/redis-server] [--port 31294] [--strings 300-3000] [-- extra server args]
     build/venv/bin/python bench/memloads.py --stock --bin bin/stock/redis-server   # stock deletes keys instead
 
-Needs redis-py (`build/venv`, made by `make test`). Ports PORT and PORT+1;
+Needs redis-py (`build/venv`, made by `make test`). Ports PORT and PORT+1
+(31294-31295: clear of bench 9, bgsave-rss.sh and dirty-evict.sh);
 server dirs under build/bench/memloads-PORT*.
 """
 import argparse, os, random, shutil, subprocess, threading, time
@@ -26,10 +27,12 @@ BOUND = MAXMEMORY_MB * 1.15 + 64
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--bin", default="bin/redis-server")
-ap.add_argument("--port", type=int, default=31290)
+ap.add_argument("--port", type=int, default=31294)
+ap.add_argument("--strings", default="300-3000", help="string value sizes, MIN-MAX bytes")
 ap.add_argument("--stock", action="store_true", help="a stock server (no rock options): for comparison")
 ap.add_argument("extra", nargs="*", help="extra redis-server arguments (after --)")
 a = ap.parse_args()
+SMIN, SMAX = (int(x) for x in a.strings.split("-"))
 CLI = os.path.join(os.path.dirname(a.bin) or ".", "redis-cli")
 D = os.path.abspath("build/bench/memloads-%d" % a.port)
 
@@ -90,6 +93,13 @@ class Peak:
         return "peak RSS %.1f MB, %d of %d samples over %.1f" % (self.max, self.over, self.n, BOUND)
 
 
+def main_cpu_s(pid):
+    """utime + stime of the server's main thread (/proc/PID/task/PID/stat)."""
+    with open("/proc/%d/task/%d/stat" % (pid, pid)) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def mem(r):
     i = r.info("memory")
     return "used %.1f allocated %.1f active %.1f resident %.1f rss %.1f MB" % tuple(
@@ -112,7 +122,7 @@ def write_dataset(r):
     p = r.pipeline(transaction=False)
     n = 0
     for i in range(300000):
-        p.set("s:%d" % i, "x" * rnd.randint(300, 3000))
+        p.set("s:%d" % i, "x" * rnd.randint(SMIN, SMAX))
         n += 1
         if i % 4 == 0:
             j = i // 4
@@ -145,7 +155,7 @@ try:
     time.sleep(1)
     step("written after FLUSHDB:", pk.end() + " | " + mem(r))
     time.sleep(10)
-    step("10 s later:", mem(r))
+    step("10 s later:", mem(r) + ", main thread CPU %.2f s so far" % main_cpu_s(pid))
     pk = Peak(lambda: pid)
     r.execute_command("debug", "reload")
     step("DEBUG RELOAD:", pk.end() + " | " + mem(r))
