@@ -1,17 +1,22 @@
 /* rock.c -- redis-rock: lifecycle of the SSD tier and its configuration.
  *
- * This file owns:
- *   - the `rock` global (configuration values and RocksDB handles);
+ * The top layer (with rock_report.c). This file owns:
  *   - start-up: resolving rock-dir, taking its lock, wiping the previous
- *     RocksDB folder and opening a fresh one (RocksDB is an extension of RAM,
- *     never a source of truth: RDB/AOF are);
- *   - shutdown: closing RocksDB cleanly;
- *   - validation and live application of the rock-* config options.
+ *     RocksDB folder and having a fresh one opened (RocksDB is an extension
+ *     of RAM, never a source of truth: RDB/AOF are), then starting the
+ *     layers below and registering the functions they call back
+ *     (rockWriteStart(): the periodic work and the writer's completions);
+ *   - the periodic work (rockCron()) and the L0 trigger policy;
+ *   - FLUSHALL's store reset and shutdown;
+ *   - validation and live application of the rock-* config options (the
+ *     values themselves live in rock_conf.c, at the bottom, for every layer
+ *     to read).
  *
  * Every failure at start-up logs one clear line and exits with status 1,
  * as upstream does for a bad `dir`. */
 
 #include "server.h"
+#include "rock_readers.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -22,17 +27,10 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-struct rockState rock = {
-    .lock_fd = -1,
-};
-
-configEnum rock_compression_enum[] = {
-    {"none", ROCK_COMPRESSION_NONE},
-    {"lz4", ROCK_COMPRESSION_LZ4},
-    {"zstd", ROCK_COMPRESSION_ZSTD},
-    {"lz4-zstd", ROCK_COMPRESSION_LZ4_ZSTD},
-    {NULL, 0}
-};
+static int rock_lock_fd = -1; /* fcntl-locked rock-dir/redis-rock.lock */
+static int rock_l0_trigger;
+static char *rock_abs_dir;  /* rock-dir resolved at startup */
+static char *rock_db_path;  /* rock_abs_dir/rocksdb */   /* L0 trigger last asked of RocksDB (rockTuneL0()) */
 
 /* ---------------------------------------------------------------------------
  * Helpers
@@ -118,38 +116,6 @@ static int rockDirIsEmpty(const char *path) {
     return empty;
 }
 
-/* Name of a rock-compression value, as written in redis.conf. */
-const char *rockCompressionConfigName(int mode) {
-    for (configEnum *ce = rock_compression_enum; ce->name; ce++)
-        if (ce->val == mode) return ce->name;
-    return "unknown";
-}
-
-/* RocksDB's option-string name of a compression type. */
-static const char *rockCompressionName(int type) {
-    switch (type) {
-    case rocksdb_lz4_compression: return "kLZ4Compression";
-    case rocksdb_zstd_compression: return "kZSTD";
-    default: return "kNoCompression";
-    }
-}
-
-/* Map rock-compression to RocksDB's (upper levels, bottom level) types. */
-static void rockCompressionTypes(int mode, int *upper, int *bottom) {
-    switch (mode) {
-    case ROCK_COMPRESSION_LZ4:
-        *upper = *bottom = rocksdb_lz4_compression; break;
-    case ROCK_COMPRESSION_ZSTD:
-        *upper = *bottom = rocksdb_zstd_compression; break;
-    case ROCK_COMPRESSION_LZ4_ZSTD:
-        *upper = rocksdb_lz4_compression;
-        *bottom = rocksdb_zstd_compression;
-        break;
-    default:
-        *upper = *bottom = rocksdb_no_compression; break;
-    }
-}
-
 /* ---------------------------------------------------------------------------
  * rock-dir preparation
  * ------------------------------------------------------------------------ */
@@ -168,10 +134,10 @@ static char *rockResolveDir(const char *dir) {
 }
 
 /* Make sure rock-dir exists, is a directory, is writable and is not used by
- * another running server. Leaves the lock held in rock.lock_fd. */
+ * another running server. Leaves the lock held in rock_lock_fd. */
 static void rockPrepareDir(void) {
     struct stat st;
-    const char *dir = rock.abs_dir;
+    const char *dir = rock_abs_dir;
 
     if (stat(dir, &st) == -1) {
         if (errno != ENOENT && errno != ENOTDIR)
@@ -206,7 +172,7 @@ static void rockPrepareDir(void) {
         rockFatal("rock-dir '%s' is not writable: can't write %s: %s", dir, ROCK_LOCK_FILE, strerror(errno));
     sdsfree(pid);
     sdsfree(lockpath);
-    rock.lock_fd = fd;
+    rock_lock_fd = fd;
 
     /* Wipe the previous RocksDB folder, but only if it is ours: a folder
      * named like ours that holds someone else's files is left alone. */
@@ -226,55 +192,13 @@ static void rockPrepareDir(void) {
         rockFatal("rock-dir '%s' is not writable: can't create %s: %s", dir, marker, strerror(errno));
     close(mfd);
     sdsfree(marker);
-    rock.db_path = zstrdup(dbpath);
+    rock_db_path = zstrdup(dbpath);
     sdsfree(dbpath);
 }
 
 /* ---------------------------------------------------------------------------
  * RocksDB open / close
  * ------------------------------------------------------------------------ */
-
-/* RocksDB's memory counts against maxmemory (rockExternalMemory()), so with
- * a maxmemory set it is sized from it: the block cache gets at most 1/64 of
- * it (and at most rock-block-cache-size): it holds only data blocks, which
- * help reads in key order (a few hundred recent blocks are enough) and
- * hardly at all uniform random ones, and what it takes is RAM the values
- * can't have. Each of the two memtables gets 1/16 (between 2 MB and 16 MB;
- * smaller ones mean many tiny files and much more compaction). */
-static size_t rockEffectiveCacheSize(void) {
-    unsigned long long size = rock.block_cache_size;
-    if (server.maxmemory && size > server.maxmemory / 64) size = server.maxmemory / 64;
-    if (size < 1024 * 1024) size = 1024 * 1024;
-    return (size_t)size;
-}
-
-static size_t rockWriteBufferSize(void) {
-    unsigned long long size = 16 * 1024 * 1024;
-    if (server.maxmemory && size > server.maxmemory / 16) size = server.maxmemory / 16;
-    if (size < 2 * 1024 * 1024) size = 2 * 1024 * 1024;
-    return (size_t)size;
-}
-
-/* Resize RocksDB's memory after a change of maxmemory (checked every 100 ms
- * by rockCron()), or at once with `force`. */
-void rockSizeToMaxmemory(int force) {
-    static unsigned long long sized_for;
-    static int sized;
-    if (!rock.db) return;
-    if (!force && sized && sized_for == server.maxmemory) return;
-    sized = 1;
-    sized_for = server.maxmemory;
-    rocksdb_cache_set_capacity(rock.cache, rockEffectiveCacheSize());
-    char val[32], *err = NULL;
-    snprintf(val, sizeof(val), "%zu", rockWriteBufferSize());
-    const char *keys[1] = {"write_buffer_size"};
-    const char *vals[1] = {val};
-    rocksdb_set_options(rock.db, 1, keys, vals, &err);
-    if (err) {
-        serverLog(LL_WARNING, "rock: can't resize RocksDB's memtables: %s", err);
-        rocksdb_free(err);
-    }
-}
 
 /* L0 compaction trigger by write rate.
  *
@@ -298,17 +222,17 @@ void rockSizeToMaxmemory(int force) {
  * only while rock-dir has room, over rock-min-free-disk, for twice the L0
  * files it lets pile up (on a small rock-dir the reserve is sized for
  * RocksDB's default). */
-#define ROCK_L0_TRIGGER_READS 4   /* RocksDB's default */
+#define ROCK_L0_TRIGGER_READS ROCK_L0_TRIGGER_DEFAULT
 #define ROCK_L0_TRIGGER_WRITES 12
 #define ROCK_L0_QUIET_SECS 5
 static void rockTuneL0(void) {
     static long long last_bytes;
     static int quiet;
-    long long bytes = rock.stats.write_bytes;
+    long long bytes = rock_stats.write_bytes;
     long long rate = bytes >= last_bytes ? bytes - last_bytes : 0; /* RESETSTAT */
     last_bytes = bytes;
-    int want = rock.l0_trigger;
-    long long wbs = (long long)rockWriteBufferSize(), free_disk = rockWriteDiskFree();
+    int want = rock_l0_trigger;
+    long long wbs = (long long)rockStoreWriteBufferSize(), free_disk = rockWriteDiskFree();
     int room = free_disk < 0 || free_disk - rock.min_free_disk >= 2 * ROCK_L0_TRIGGER_WRITES * wbs;
     if (!room) {
         quiet = 0;
@@ -319,17 +243,16 @@ static void rockTuneL0(void) {
     } else if (++quiet >= ROCK_L0_QUIET_SECS) {
         want = ROCK_L0_TRIGGER_READS;
     }
-    if (want != rock.l0_trigger) {
-        rock.l0_trigger = want;
+    if (want != rock_l0_trigger) {
+        rock_l0_trigger = want;
         rockWriteRequestL0Trigger(want);
     }
 }
 
-/* RocksDB was just opened (or reopened empty) with rock.opts' trigger, the
+/* RocksDB was just opened (or reopened empty) with rock_store.opts' trigger, the
  * writer not running: rockTuneL0() starts from there. */
 static void rockL0TriggerOpened(void) {
-    rock.l0_trigger = ROCK_L0_TRIGGER_READS;
-    atomicSet(rock.l0_applied, ROCK_L0_TRIGGER_READS);
+    rock_l0_trigger = ROCK_L0_TRIGGER_READS;
 }
 
 /* Every 100 ms (the writer's timer, while RocksDB is open): join a fork
@@ -341,7 +264,7 @@ static void rockL0TriggerOpened(void) {
  * for the write rate (rockTuneL0()). */
 void rockCron(void) {
     static int ticks;
-    if (!rock.db) return;
+    if (!rock_store.db) return;
     rockForkStreaming();
     rockSizeToMaxmemory(0);
     rockRefreshExternalMemory();
@@ -353,87 +276,21 @@ void rockCron(void) {
     }
 }
 
+/* The writer handed batches back (its completions, registered with
+ * rockWriteStart()): eviction that stopped for it resumes, and commands
+ * that waited for it (a write backlog, a split collection's point writes)
+ * re-run; those still held wait again. */
+static void rockWritesCommitted(void) {
+    rockEvictAfterWrites();
+    rockWakeWriteWaiters();
+}
+
 /* beforeSleep(), every event-loop pass (also while processing events during
  * loading): hand the disk reads and the writes this pass queued to the
  * reader and writer threads, each with one lock and one wake-up. */
 void rockBeforeSleep(void) {
-    rockReadSubmit();
+    rockReadersSubmit();
     rockWriteSubmit();
-}
-
-static void rockOpenDb(void) {
-    char *err = NULL;
-    int upper, bottom;
-
-    rock.cache = rocksdb_cache_create_lru(rockEffectiveCacheSize());
-    /* 16 bits a key: about 0.05% false positives (10 bits: 1%). Only the
-     * levels above the last have filters (optimize_filters_for_hits below),
-     * about a tenth of the keys, but a cold read probes each of them, and
-     * every L0 file: with a dozen L0 files (rockTuneL0()) 10 bits cost
-     * about 10% more disk reads per cold GET. */
-    rock.filter = rocksdb_filterpolicy_create_bloom_full(16);
-    rock.table_opts = rocksdb_block_based_options_create();
-    rocksdb_block_based_options_set_block_cache(rock.table_opts, rock.cache);
-    rocksdb_block_based_options_set_filter_policy(rock.table_opts, rock.filter);
-    /* Index and Bloom filter blocks are held by the table readers, whole,
-     * never evicted: a cold read costs one disk read (its data block), not
-     * an index or filter read when a cache full of data blocks pushed them
-     * out. Their memory (rocksdb_table_readers) counts against maxmemory
-     * like the rest of RocksDB's. It is about 1% of the data on disk for
-     * values of 1 KB, far less than the keys themselves hold in RAM. Every
-     * read is of a key known to be on disk, so the last level (most of the
-     * data) needs no filter: optimize_filters_for_hits. */
-    rocksdb_block_based_options_set_cache_index_and_filter_blocks(rock.table_opts, 0);
-    rocksdb_block_based_options_set_format_version(rock.table_opts, 5);
-
-    rock.opts = rocksdb_options_create();
-    rocksdb_options_set_create_if_missing(rock.opts, 1);
-    rocksdb_options_set_error_if_exists(rock.opts, 1);
-    rocksdb_options_set_block_based_table_factory(rock.opts, rock.table_opts);
-    rocksdb_options_set_max_background_jobs(rock.opts, 2);
-    rocksdb_options_set_write_buffer_size(rock.opts, rockWriteBufferSize());
-    rocksdb_options_set_max_write_buffer_number(rock.opts, 2);
-    rocksdb_options_set_level_compaction_dynamic_level_bytes(rock.opts, 1);
-    rocksdb_options_set_level0_file_num_compaction_trigger(rock.opts, ROCK_L0_TRIGGER_READS);
-    rockL0TriggerOpened();
-    rocksdb_options_set_optimize_filters_for_hits(rock.opts, 1);
-    /* A value dropped clean updates its record's LRU/LFU field (rock_store.c). */
-    rocksdb_options_set_merge_operator(rock.opts, rockCreateMergeOperator());
-    /* RocksDB's info LOG lives in rock-dir. Once a write to it fails (a
-     * full disk), RocksDB 7.8 aborts the process at its next log line (an
-     * assertion in its file writer): log only what is fatal anyway. Our own
-     * log says what matters (write errors, eviction stops). */
-    rocksdb_options_set_info_log_level(rock.opts, 4 /* FATAL_LEVEL */);
-    rocksdb_options_set_max_log_file_size(rock.opts, 8 * 1024 * 1024);
-    rocksdb_options_set_keep_log_file_num(rock.opts, 2);
-    rockCompressionTypes(rock.compression, &upper, &bottom);
-    rocksdb_options_set_compression(rock.opts, upper);
-    rocksdb_options_set_bottommost_compression(rock.opts, bottom);
-    if (rock.direct_io) {
-        rocksdb_options_set_use_direct_reads(rock.opts, 1);
-        rocksdb_options_set_use_direct_io_for_flush_and_compaction(rock.opts, 1);
-    }
-
-    /* Values on disk are thrown away at restart anyway: never spend a
-     * shutdown (or a FLUSHALL's reset) flushing memtables. */
-    rocksdb_options_t *o = rocksdb_options_create();
-    rocksdb_get_options_from_string(rock.opts, "avoid_flush_during_shutdown=true", o, &err);
-    if (err != NULL) {
-        serverLog(LL_WARNING, "rock: can't set avoid_flush_during_shutdown: %s", err);
-        rocksdb_free(err);
-        err = NULL;
-        rocksdb_options_destroy(o);
-    } else {
-        rocksdb_options_destroy(rock.opts);
-        rock.opts = o;
-    }
-
-    rock.db = rocksdb_open(rock.opts, rock.db_path, &err);
-    if (err != NULL) {
-        rockFatal("can't open RocksDB in '%s': %s%s", rock.db_path, err,
-                  rock.direct_io ? " (rock-direct-io needs a filesystem with O_DIRECT support)" : "");
-    }
-    rock.opened_at = mstime();
 }
 
 /* Called from main() once the configuration is loaded and before the dataset
@@ -482,18 +339,24 @@ void rockStartup(void) {
          * not even servers sharing a `dir`. */
         char name[32];
         snprintf(name, sizeof(name), "rock-%d", server.port ? server.port : server.tls_port);
-        rock.abs_dir = rockResolveDir(name);
+        rock_abs_dir = rockResolveDir(name);
     } else {
-        rock.abs_dir = rockResolveDir(rock.dir);
+        rock_abs_dir = rockResolveDir(rock.dir);
     }
     rockPrepareDir();
-    rockOpenDb();
+    char *err = NULL;
+    if (rockStoreOpen(rock_abs_dir, rock_db_path, &err) == C_ERR) {
+        rockFatal("can't open RocksDB in '%s': %s%s", rock_db_path, err,
+                  rock.direct_io ? " (rock-direct-io needs a filesystem with O_DIRECT support)" : "");
+    }
+    rockL0TriggerOpened();
     rockStoreInit();
+    rockKeysInit();
+    rockEvictInit();
     rockReadStart();
-    rockWriteStart();
-    rockReadLatencyInit();
+    rockWriteStart(rock_abs_dir, rockCron, rockWritesCommitted);
     serverLog(LL_NOTICE, "rock: RocksDB opened in %s (block cache %llu bytes, compression %s, direct io %s)",
-              rock.db_path, (unsigned long long)rockEffectiveCacheSize(),
+              rock_db_path, (unsigned long long)rockStoreCacheSize(),
               rockCompressionConfigName(rock.compression),
               rock.direct_io ? "yes" : "no");
 }
@@ -508,40 +371,44 @@ void rockResetStore(void) {
     char *err = NULL;
     if (!rockWriteDirty()) return; /* still empty */
     rockForkStreamStop(1); /* its iterator must not outlive the store */
-    rockReadPause();
+    rockReadersPause();
     rockWriteHalt();
-    rockEvictAfterWrites(); /* writes that waited for the dropped queue re-run */
-    rocksdb_close(rock.db);
-    rock.db = NULL;
+    rockWritesCommitted(); /* writes that waited for the dropped queue re-run */
+    rockStoreClose(0);
     /* The folder and its marker stay: only RocksDB's files go. A marker
      * removed and not recreated (no file descriptor left, say) would make
      * the next start refuse to wipe the folder. */
-    if (rockEmptyDirExcept(rock.db_path, ROCK_MARKER_FILE) == -1) {
+    if (rockEmptyDirExcept(rock_db_path, ROCK_MARKER_FILE) == -1) {
         serverLog(LL_WARNING, "rock: can't empty '%s': %s; the SSD tier is off until restart",
-                  rock.db_path, strerror(errno));
-        rockReadResume(); /* queued reads (all void) complete as errors */
+                  rock_db_path, strerror(errno));
+        rockReadersResume(); /* queued reads (all void) complete as errors */
         return;
     }
-    rock.db = rocksdb_open(rock.opts, rock.db_path, &err);
-    if (err != NULL) {
+    if (rockStoreReopen(&err) == C_ERR) {
         serverLog(LL_WARNING, "rock: can't reopen RocksDB in '%s': %s; the SSD tier is off until restart",
-                  rock.db_path, err);
+                  rock_db_path, err);
         rocksdb_free(err);
-        rock.db = NULL;
-        rockReadResume(); /* queued reads (all void) complete as errors */
+        rockReadersResume(); /* queued reads (all void) complete as errors */
         return;
     }
-    rock.stats.store_resets++;
+    rock_stats.store_resets++;
     rockL0TriggerOpened();
     rockSizeToMaxmemory(1);
     rockWriteResume();
-    rockReadResume();
+    rockReadersResume();
     rockDiskCheck();
+}
+
+/* emptyData() hook (FLUSHDB, FLUSHALL, a full sync, DEBUG RELOAD, ...): the
+ * keyspace side drops the databases' tier state, and when nothing is live
+ * any more the store starts over empty. */
+void rockEmptyDbs(redisDb *dbarray, int dbnum) {
+    if (rockKeysEmptyDbs(dbarray, dbnum)) rockResetStore();
 }
 
 /* Called from finishShutdown(), after the final RDB/AOF work is done. */
 void rockShutdown(void) {
-    if (!rock.db) return;
+    if (!rock_store.db) return;
     rockForkStreamStop(1);
     /* Writes still queued are dropped, not committed: RocksDB is wiped at
      * the next start, and whatever persistence the shutdown did is done. A
@@ -551,19 +418,11 @@ void rockShutdown(void) {
     if (outstanding)
         serverLog(LL_NOTICE, "rock: shutdown with %lld RocksDB writes not committed: %lld dropped, "
                   "the rest finished their batch", outstanding, dropped);
-    rockReadPause();
-    rocksdb_close(rock.db);
-    rock.db = NULL;
-    rocksdb_options_destroy(rock.opts);
-    rocksdb_block_based_options_destroy(rock.table_opts);
-    rocksdb_cache_destroy(rock.cache);
-    rock.opts = NULL;
-    rock.table_opts = NULL;
-    rock.cache = NULL;
-    rock.filter = NULL; /* Owned and freed by the table options. */
-    if (rock.lock_fd != -1) {
-        close(rock.lock_fd);
-        rock.lock_fd = -1;
+    rockReadersPause();
+    rockStoreClose(1);
+    if (rock_lock_fd != -1) {
+        close(rock_lock_fd);
+        rock_lock_fd = -1;
     }
     serverLog(LL_NOTICE, "rock: RocksDB closed.");
 }
@@ -571,7 +430,6 @@ void rockShutdown(void) {
 /* ---------------------------------------------------------------------------
  * Config validation and live changes (bound in config.c by patch 0003)
  * ------------------------------------------------------------------------ */
-
 
 /* Start-up-only options are MODIFIABLE in the config table so that CONFIG SET
  * to the value already in force succeeds (as tools that re-apply a whole
@@ -592,21 +450,12 @@ int rockApplyStartupOnly(const char **err) {
 
 int rockApplyBlockCacheSize(const char **err) {
     UNUSED(err);
-    if (rock.cache) rocksdb_cache_set_capacity(rock.cache, rockEffectiveCacheSize());
+    rockStoreApplyCacheSize();
     return 1;
 }
 
 int rockApplyCompression(const char **err) {
-    if (!rock.db) return 1;
-    int upper, bottom;
-    char *dberr = NULL;
-    rockCompressionTypes(rock.compression, &upper, &bottom);
-    const char *keys[2] = {"compression", "bottommost_compression"};
-    const char *vals[2] = {rockCompressionName(upper), rockCompressionName(bottom)};
-    rocksdb_set_options(rock.db, 2, keys, vals, &dberr);
-    if (dberr) {
-        serverLog(LL_WARNING, "rock: can't change rock-compression: %s", dberr);
-        rocksdb_free(dberr);
+    if (rockStoreApplyCompression() == C_ERR) {
         *err = "RocksDB refused the new compression setting (see the log)";
         return 0;
     }

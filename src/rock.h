@@ -31,6 +31,7 @@
 #define ROCK_FORMAT_SPLIT 3 /* a collection's metadata; elements apart */
 #define ROCK_HEADER_LEN 5   /* format, encoding, LRU/LFU field */
 #define ROCK_SPLIT_BIT 0x80000000u /* storage ids of element records */
+#define ROCK_SPLIT_META_LEN (ROCK_HEADER_LEN + 1 + 16) /* a split metadata record */
 
 /* rockEvictEntry() results. */
 #define ROCK_EVICT_OK 0       /* moved to disk (or dropped: clean copy on disk) */
@@ -70,7 +71,6 @@ void rockSplitInfoRelease(rockSplitInfo *si);
 
 /* Per-database tier state; SWAPDB swaps these along with the dicts. */
 typedef struct rockDb {
-    uint32_t sid;      /* storage id: the RocksDB key prefix of this db */
     dict *clean;       /* hot keys whose disk copy is still valid (hot-clean),
                         * each with a u64: rockCleanStamp() and the LRU/LFU
                         * field its disk copy holds (rockCleanDiskField()) */
@@ -134,8 +134,10 @@ enum {
     ROCK_BLK_COUNTS
 };
 
-struct rockState {
-    /* Configuration (see docs/configuration.md). */
+/* The rock-* configuration (rock_conf.c, layer 1, so that every layer can
+ * read it). Written only by config.c (the config file, CONFIG SET) and the
+ * apply functions of rock.c. */
+struct rockConfig {
     int enabled;                     /* rock-enabled */
     char *dir;                       /* rock-dir as configured ("": rock-<port>) */
     long long min_value_size;        /* rock-min-value-size */
@@ -155,59 +157,62 @@ struct rockState {
         int enabled, io_threads, direct_io;
         char *dir;
     } started;
+};
 
-    /* Runtime state, valid while `db` is not NULL. */
+extern struct rockConfig rock;
+extern rockStats rock_stats;         /* rock_conf.c: every layer counts here */
+
+/* The storage layer's state (rock_store.c): the RocksDB handle and options,
+ * and what the record format needs. Changed only by rock_store.c's
+ * functions; other layers read it. */
+struct rockStore {
     char *abs_dir;                   /* rock-dir resolved at startup */
     char *db_path;                   /* abs_dir/rocksdb */
-    int lock_fd;                     /* fcntl-locked rock-dir/redis-rock.lock */
-    rocksdb_t *db;
+    rocksdb_t *db;                   /* NULL: closed (or could not reopen) */
     rocksdb_options_t *opts;
     rocksdb_block_based_table_options_t *table_opts;
     rocksdb_cache_t *cache;
     rocksdb_filterpolicy_t *filter;
     long long opened_at;             /* unix time (ms) of the open */
-    int l0_trigger;                  /* L0 files that start a compaction, as
-                                      * last asked of RocksDB (rockTuneL0()) */
-    redisAtomic int l0_applied;      /* ...as RocksDB has it: set by the
-                                      * writer thread once SetOptions took it */
+    redisAtomic int l0_applied;      /* L0 files that start a compaction, as
+                                      * RocksDB has it: set by the writer
+                                      * thread once SetOptions took it */
     rocksdb_writeoptions_t *wopts;   /* WAL off */
     rocksdb_readoptions_t *ropts;    /* fills the block cache */
-    rocksdb_readoptions_t *ropts_nofill; /* leaves it alone (rock_store.c) */
-
-    /* Keyspace side (rock_store.c, rock_keys.c). */
+    rocksdb_readoptions_t *ropts_nofill; /* leaves it alone */
     robj *cold[ROCK_OBJ_TYPES];      /* the shared sentinel of each type */
+    client *decode_client;           /* context for decoding records */
+    uint32_t *sids;                  /* per db: its storage id (key prefix) */
+    uint32_t next_sid;               /* next unused storage id */
+    uint64_t next_split_version;     /* version of the next split write */
+    redisAtomic long long blocks[ROCK_BLK_COUNTS];
+};
+
+extern struct rockStore rock_store;
+
+/* The keyspace layer's state (rock_keys.c). */
+struct rockKeyspace {
+    rockDb *dbs;                     /* server.dbnum entries */
+    client *executing_client;        /* client whose command call() runs */
+    int existence_only;              /* lookups only ask whether a key exists */
     robj *point_value;               /* a cold collection's named elements,
                                       * standing in for it while a point
                                       * read runs (rock_point.c) */
-    uint64_t next_split_version;     /* version of the next split write */
-    rockDb *dbs;                     /* server.dbnum entries */
-    uint32_t next_sid;               /* next unused storage id */
-    client *executing_client;        /* client whose command call() runs */
-    int existence_only;              /* lookups only ask whether a key exists */
-    client *decode_client;           /* context for decoding records */
-    int disk_full;                   /* writes failed for lack of space */
-    int disk_low;                    /* free space under rock-min-free-disk */
-    sds write_error;                 /* last write error while writes fail */
-    dict **touched;                  /* evict-all: per db, keys that may be hot */
-    int sweep_all;                   /* evict-all: sweep the whole keyspace next */
-    rockStats stats;
-    redisAtomic long long blocks[ROCK_BLK_COUNTS];
-    struct hdr_histogram *read_latency; /* microseconds per value read */
 };
 
-extern struct rockState rock;
+extern struct rockKeyspace rock_ks;
 extern configEnum rock_compression_enum[];
+const char *rockCompressionConfigName(int mode);
 
 /* rock.c: lifecycle and configuration. */
 void rockBeforeSleep(void);
 void rockStartup(void);
 void rockShutdown(void);
 void rockResetStore(void);
+void rockEmptyDbs(redisDb *dbarray, int dbnum);
 int rockApplyStartupOnly(const char **err);
 int rockApplyBlockCacheSize(const char **err);
 int rockApplyCompression(const char **err);
-const char *rockCompressionConfigName(int mode);
-void rockSizeToMaxmemory(int force);
 void rockCron(void);
 
 /* A module value whose data pointer is this marker is a cold sentinel (one
@@ -255,6 +260,11 @@ static inline int rockThreadSleep(pthread_mutex_t *lock, pthread_cond_t *cond, i
     return stopped;
 }
 
+/* rock_element.c: element writes of split collections. */
+void rockPointNoteWritten(rockSplitInfo *si, sds ele);
+sds rockPointValueOf(robj *o, sds ele);
+void rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si);
+
 /* rock_point.c: point reads of split collections, around call(). */
 void rockPointEnter(client *c);
 unsigned long rockPointLength(const robj *o);
@@ -264,13 +274,13 @@ void rockPointLeave(void);
 static inline int rockIsCold(const robj *o) {
     if (o->type == OBJ_MODULE)
         return ((const moduleValue *)o->ptr)->value == (void *)&rock_module_cold_marker;
-    return o->type < ROCK_OBJ_TYPES && o == rock.cold[o->type];
+    return o->type < ROCK_OBJ_TYPES && o == rock_store.cold[o->type];
 }
 
 /* ...or the stand-in of a cold collection while a point read runs
  * (rock_point.c): for the hooks that drop a key's disk copy. */
 static inline int rockIsColdOrPoint(const robj *o) {
-    return rockIsCold(o) || o == rock.point_value;
+    return rockIsCold(o) || o == rock_ks.point_value;
 }
 
 /* A hot-clean entry's u64 value: bits 0-23 the stamp the sampling orders by
@@ -300,7 +310,20 @@ static inline void rockCleanMarkTouched(dictEntry *ce) {
 
 /* rock_store.c: sentinels, record format, RocksDB primitives. */
 void rockStoreInit(void);
+#define ROCK_L0_TRIGGER_DEFAULT 4 /* RocksDB's; rock.c raises it while writes come fast */
+int rockStoreOpen(const char *abs_dir, const char *db_path, char **err);
+int rockStoreReopen(char **err);
+void rockStoreClose(int all);
+size_t rockStoreCacheSize(void);
+size_t rockStoreWriteBufferSize(void);
+void rockStoreApplyCacheSize(void);
+int rockStoreApplyCompression(void);
+int rockSplitIsMeta(const char *rec, size_t len);
+unsigned int rockRecordLru(const char *rec);
 robj *rockSentinelOf(robj *val);
+uint32_t rockStoreRenewSid(int dbid);
+void rockStoreSwapSids(int id1, int id2);
+uint64_t rockSplitNewVersion(void);
 void rockPutSid(unsigned char *p, uint32_t sid);
 uint32_t rockGetSid(const unsigned char *p);
 sds rockStorageKey(int dbid, const sds key);
@@ -311,11 +334,13 @@ int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size
 void rockAccessOperand(unsigned int lru, unsigned char *buf);
 void rockRecordSetAccess(sds rec, unsigned int lru);
 rocksdb_mergeoperator_t *rockCreateMergeOperator(void);
-void rockDbDeleteSid(uint32_t sid);
-sds rockDbGet(const sds skey, int *found);
+void rockNoteError(const char *what, char *err);
 void rockStoreSetL0Trigger(int files);
-sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in);
-ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu);
+void rockSizeToMaxmemory(int force);
+long long rockStoreProperty(const char *prop);
+size_t rockExternalMemory(void);
+size_t rockTableReadersMemory(void);
+void rockRefreshExternalMemory(void);
 void rockStoreReaderInit(void);
 void rockStoreReaderExit(void);
 void rockStoreCountBatch(void);
@@ -325,7 +350,7 @@ const char *rockBlockCountName(int i);
 
 /* rock_split.c: big collections element by element (storage layer). */
 extern dictType rockSplitDictType;
-rockSplitInfo *rockSplitLookup(int dbid, sds key);
+sds rockDbGet(const sds skey, int *found);
 sds rockSplitMeta(const rockSplitInfo *si);
 long long rockCollectionSize(robj *val);
 unsigned int rockSplitAccess(const rockSplitInfo *si);
@@ -334,7 +359,6 @@ long long rockSplitEligible(robj *val);
 sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen, uint64_t version);
 sds rockSplitPrefixEnd(const sds prefix);
 sds rockSplitElementKey(sds buf, const char *skey, size_t sklen, uint64_t version, const char *ele, size_t elen);
-int rockSplitIsMeta(const char *rec, size_t len);
 void rockSplitMetaInfo(const char *rec, uint64_t *version, uint64_t *count);
 int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, const char *rec, size_t len,
                    uint64_t version, long long *elements);
@@ -342,10 +366,13 @@ sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t m
                       char **err, int *err_owned, long long *elements);
 
 /* rock_keys.c: values moving, and the keyspace hooks. */
+void rockKeysInit(void);
+typedef void rockKeyNoteProc(redisDb *db, sds key);
+void rockKeysOnValueHot(rockKeyNoteProc *proc);
+int rockIsOwnKeyCommand(struct redisCommand *cmd);
 int rockKeyNeedsValue(struct redisCommand *cmd, robj **argv, int argc, sds key);
 int rockRenameCold(redisDb *db, struct redisCommand *cmd, robj **argv, int argc, sds key);
 int rockPointNoteDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si);
-void rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si);
 int rockPrepareNested(client *c, sds *err);
 robj *rockEntryValueOrNull(redisDb *db, dictEntry *de);
 int rockKeyRefNeedsValue(struct redisCommand *cmd, int flags);
@@ -361,11 +388,14 @@ void rockKeyRemoved(redisDb *db, sds key, robj *val);
 void rockKeyOverwritten(redisDb *db, sds key, robj *old, robj *val);
 void rockStaleSweep(void);
 void rockKeyModified(redisDb *db, robj *key);
-void rockEmptyDbs(redisDb *dbarray, int dbnum);
 void rockSwapDbs(int id1, int id2);
+int rockKeysEmptyDbs(redisDb *dbarray, int dbnum);
+void rockSplitForget(rockDb *rdb, sds key, sds skey);
 client *rockCallEnter(client *c);
 void rockCallLeave(client *c, client *prev, long long dirty_before);
 long long rockColdKeys(void);
+rockSplitInfo *rockSplitLookup(int dbid, sds key);
+sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in);
 void rockSplitAdopt(int dbid, sds key, rockSplitInfo *si);
 void rockSplitDrop(int dbid, sds key);
 
@@ -376,7 +406,12 @@ void rockLoadingKeyDone(redisDb *db);
 void rockLoadingReset(void);
 
 /* rock_write.c: the writer thread and the pending buffer. */
-void rockWriteStart(void);
+typedef void rockWriteCronProc(void);
+typedef void rockWriteCommittedProc(void);
+void rockWriteStart(const char *dir, rockWriteCronProc *cron, rockWriteCommittedProc *committed);
+const char *rockWriteError(void);
+int rockDiskFull(void);
+int rockDiskLow(void);
 long long rockWriteHalt(void);
 long long rockWriteOutstanding(void);
 void rockWriteRequestTrim(void);
@@ -385,7 +420,6 @@ void rockPurgeCheck(void);
 void rockWriteRequestL0Trigger(int files);
 long long rockWriteDiskFree(void);
 void rockWriteDetachChild(void);
-void rockReadDetachChild(void);
 void rockWriteResume(void);
 int rockWriteDirty(void);
 void rockWritePut(sds skey, sds rec, uint64_t split_version, uint64_t old_split_version);
@@ -397,6 +431,7 @@ void rockWriteDelete(sds skey);
 void rockWriteAccess(sds skey, unsigned int lru);
 int rockPendingAccess(sds skey, unsigned int *lru);
 void rockWriteDeleteRange(sds start, sds end);
+void rockWriteDeleteSid(uint32_t sid);
 void rockWriteSubmit(void);
 void rockWriteFlush(void);
 int rockWriteWaitOne(void);
@@ -422,6 +457,8 @@ int rockModuleMaxmemoryState(float *level);
 void rockEvictAfterWrites(void);
 int rockWriterBehind(void);
 void rockTouched(redisDb *db, sds key);
+void rockEvictSweepAll(void);
+void rockEvictInit(void);
 void rockEvictNoteModified(redisDb *db, robj *key);
 void rockEvictNoteHot(redisDb *db, sds key);
 void rockLoadingMemoryCheck(redisDb *db);
@@ -438,7 +475,6 @@ size_t rockPinnedMemory(void);
 void rockVoidRead(sds skey);
 void rockVoidReadsOfSid(uint32_t sid);
 void rockUnblockClient(client *c);
-void rockReadSubmit(void);
 int rockPauseRead(client *c);
 void rockWakeWriteWaiters(void);
 void rockCommandProcessed(client *c);
@@ -446,8 +482,6 @@ void rockCacheMaster(client *c);
 void rockMasterLinkLost(client *c);
 void rockFreeClient(client *c);
 void rockReadStart(void);
-void rockReadPause(void);
-void rockReadResume(void);
 long long rockReadsInFlight(void);
 
 /* rock_fork.c: cold values in forked children (BGSAVE, AOF rewrite, sync). */
@@ -460,6 +494,7 @@ int rockForkDefersValue(robj *val);
 sds rockForkCurrentRecord(void);
 ssize_t rockRdbSaveColdDb(rio *rdb, int dbid);
 int rockAofRewriteColdDb(rio *aof, int dbid);
+ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu);
 
 /* aof.c (upstream, not in a header): emit one value as commands. */
 int rewriteListObject(rio *r, robj *key, robj *o);
@@ -474,11 +509,6 @@ void rockEvictCommand(client *c);
 void rockLoadCommand(client *c);
 void rockStatusCommand(client *c);
 void rockDiskkeysCommand(client *c);
-void rockRecordReadLatency(long long us);
-void rockReadLatencyInit(void);
-size_t rockExternalMemory(void);
-size_t rockTableReadersMemory(void);
-void rockRefreshExternalMemory(void);
 void rockResetStats(void);
 sds rockGenInfoString(sds info);
 void rockCommand(client *c);

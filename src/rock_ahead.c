@@ -62,7 +62,7 @@ int rockAheadKeep(rockReadJob *job, robj *val, int dbid) {
     long long bytes = st ? rockAheadValueSize(job, val, dbid) : 0;
     int keep = st && st->ahead_bytes + bytes <= rockAheadByteCap();
     if (st) st->ahead_bytes += bytes;
-    if (!keep) rock.stats.read_ahead_dropped++;
+    if (!keep) rock_stats.read_ahead_dropped++;
     return keep;
 }
 
@@ -145,7 +145,7 @@ void rockReadAhead(client *c) {
                 if (!rockKeyRefNeedsValue(cmd, result.keys[j].flags)) continue;
                 /* A collection stored element by element is big: not paged
                  * in whole ahead of a command that may read one element. */
-                dict *split = rock.dbs[db->id].split;
+                dict *split = rock_ks.dbs[db->id].split;
                 if (dictSize(split) && dictFind(split, key->ptr)) continue;
                 sds skey = rockStorageKey(db->id, key->ptr);
                 if (dictFind(rock_io.inflight, skey) || rockPendingGet(skey)) {
@@ -157,8 +157,8 @@ void rockReadAhead(client *c) {
                 job->ahead = job->fill = 1;
                 job->ahead_client = c->id;
                 st->ahead_inflight++;
-                listAddNodeTail(rock_io.staged, job);
-                rock.stats.read_ahead++;
+                rockReadersStage(job);
+                rock_stats.read_ahead++;
             }
             getKeysFreeResult(&result);
         }

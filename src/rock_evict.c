@@ -91,7 +91,7 @@ static unsigned long long rockClockIdle(unsigned int clock) {
  * used since only costs the lookup that finds it out. Under LFU every
  * sample is looked up. */
 static void rockSampleClean(redisDb *db, int volatile_only, dictEntry **best, unsigned long long *best_score) {
-    dict *clean = rock.dbs[db->id].clean;
+    dict *clean = rock_ks.dbs[db->id].clean;
     dictEntry *samples[64];
     unsigned long long idle[64];
     int count = dictGetSomeKeys(clean, samples, server.maxmemory_samples > 64 ? 64 : server.maxmemory_samples);
@@ -144,7 +144,7 @@ static dictEntry *rockSampleDb(redisDb *db, int clean_only, unsigned long long *
     if (dictSize(d) == 0) return NULL;
 
     dictEntry *best = NULL;
-    rockDb *rdb = &rock.dbs[db->id];
+    rockDb *rdb = &rock_ks.dbs[db->id];
     if (clean_only) {
         /* Nothing can be written: only hot-clean values can go. */
         if (dictSize(rdb->clean)) rockSampleClean(db, volatile_only, &best, best_score);
@@ -249,6 +249,18 @@ void rockEvictNoteHot(redisDb *db, sds key) {
     if (!rock_struggling && !rock_scan.idle) return;
     if (db < server.db || db >= server.db + server.dbnum) return;
     rockRingPush(db->id, key);
+}
+
+/* A value came back into RAM (rock_keys.c, rockRestoreValue()): evict-all
+ * sweeps it again, and eviction notes it as hot. */
+static void rockEvictValueHot(redisDb *db, sds key) {
+    rockTouched(db, key);
+    rockEvictNoteHot(db, key);
+}
+
+/* At start-up: be told of values coming back into RAM. */
+void rockEvictInit(void) {
+    rockKeysOnValueHot(rockEvictValueHot);
 }
 
 /* signalModifiedKey() hook: a value was written or changed in place. */
@@ -372,12 +384,11 @@ int rockWriterBehind(void) {
     return rock_writer_behind && rockWriteOutstanding() > 0;
 }
 
+/* The writer handed batches back: it is no longer behind, and eviction
+ * stopped for it resumes (the commands that waited for it re-run:
+ * rockWakeWriteWaiters(), called alongside by rock.c). */
 void rockEvictAfterWrites(void) {
-    /* Commands wait for the writer when it was behind, and page-ins of a
-     * split collection wait for its point writes (rock_point.c): every
-     * batch handed back re-runs them; those still held wait again. */
     rock_writer_behind = 0;
-    rockWakeWriteWaiters();
     if (!rock_evict_after_writes) return;
     rock_evict_after_writes = 0;
     if (server.maxmemory && zmalloc_used_memory() > server.maxmemory) startEvictionTimeProc();
@@ -398,7 +409,7 @@ static size_t rockOwnMemory(int writer_can_commit) {
 }
 
 static size_t rockPolicyMemory(void) {
-    return rockOwnMemory(!rock.write_error && rockDiskHasRoom());
+    return rockOwnMemory(!rockWriteError() && rockDiskHasRoom());
 }
 
 /* How far `used` is over maxmemory once the values pinned for commands
@@ -420,7 +431,7 @@ static size_t rockUnpinnedExcess(size_t used) {
  * counted them, as getMaxmemoryState() does, could not be freed: the loop
  * deleted every key and then refused the write with -OOM (issue 31). */
 size_t rockEvictionMemory(void) {
-    if (!rock.db || !server.maxmemory) return zmalloc_used_memory();
+    if (!rock_store.db || !server.maxmemory) return zmalloc_used_memory();
     return rockPolicyMemory();
 }
 
@@ -429,7 +440,7 @@ size_t rockEvictionMemory(void) {
  * records) and the pinned values. `upstream_tofree` is upstream's figure,
  * kept with the tier off. */
 size_t rockEvictionExcess(size_t upstream_tofree) {
-    if (!rock.db || !server.maxmemory) return upstream_tofree;
+    if (!rock_store.db || !server.maxmemory) return upstream_tofree;
     size_t used = rockPolicyMemory(), readers = rockTableReadersMemory();
     return rockUnpinnedExcess(used > readers ? used - readers : 0);
 }
@@ -462,7 +473,7 @@ static long long rockEvictCleanOnly(long long need) {
  * (the policy decides) when Redis's own memory is over without them. */
 static int rockNothingMoves(void) {
     if (rockUnpinnedExcess(rockPolicyMemory()) == 0) {
-        rock.stats.external_overshoots++;
+        rock_stats.external_overshoots++;
         return C_OK;
     }
     return C_ERR;
@@ -477,17 +488,17 @@ static int rockNothingMoves(void) {
  * may ask from a thread of its own, without the GIL: this only reads (the
  * disk state as the last check left it; rockDiskHasRoom() may check anew). */
 int rockModuleMaxmemoryState(float *level) {
-    if (!rock.db || !server.maxmemory) return getMaxmemoryState(NULL, NULL, NULL, level);
-    size_t used = rockOwnMemory(!rock.write_error && !rock.disk_low);
+    if (!rock_store.db || !server.maxmemory) return getMaxmemoryState(NULL, NULL, NULL, level);
+    size_t used = rockOwnMemory(!rockWriteError() && !rockDiskLow());
     if (level) *level = (float)used / (float)server.maxmemory;
     return used > server.maxmemory ? C_ERR : C_OK;
 }
 
 int rockPerformEvictions(void) {
     size_t tofree;
-    if (!rock.db) return C_ERR;
+    if (!rock_store.db) return C_ERR;
     if (getMaxmemoryState(NULL, NULL, &tofree, NULL) == C_OK) return C_OK;
-    if (rock.write_error || !rockDiskHasRoom()) {
+    if (rockWriteError() || !rockDiskHasRoom()) {
         /* Nothing can be written: only hot-clean values can go (their disk
          * copy is current). Without this, every read of a cold value while
          * the disk is full added to memory for good (issue 14's soak: 48 MB
@@ -520,7 +531,7 @@ int rockPerformEvictions(void) {
                 rock_evict_after_writes = 1;
                 return C_OK;
             }
-            if (!rockWriteWaitOne() || rock.write_error) break;
+            if (!rockWriteWaitOne() || rockWriteError()) break;
             continue;
         }
         redisDb *bestdb = NULL;
@@ -598,7 +609,7 @@ int rockPerformEvictions(void) {
 void rockPurgeCheck(void) {
 #if defined(USE_JEMALLOC)
     static monotime last;
-    if (!rock.db || !server.maxmemory) return;
+    if (!rock_store.db || !server.maxmemory) return;
     monotime now = getMonotonicUs();
     if (now - last < ROCK_PURGE_CHECK_US) return;
     last = now;
@@ -623,7 +634,7 @@ void rockPurgeCheck(void) {
 void rockLoadingMemoryCheck(redisDb *db) {
     rockLoadingKeyDone(db);
     rockPurgeCheck();
-    if (!rock.db || !server.maxmemory || db < server.db || db >= server.db + server.dbnum) return;
+    if (!rock_store.db || !server.maxmemory || db < server.db || db >= server.db + server.dbnum) return;
     if (zmalloc_used_memory() <= server.maxmemory) return;
     rockPerformEvictions();
 }
@@ -632,7 +643,7 @@ void rockLoadingMemoryCheck(redisDb *db) {
  * it must not delete keys on its own. Moving values to disk changes no key,
  * so a replica does that under maxmemory like a master. */
 void rockReplicaEvictions(void) {
-    if (!rock.db || !server.maxmemory || !server.masterhost || !server.repl_slave_ignore_maxmemory) return;
+    if (!rock_store.db || !server.maxmemory || !server.masterhost || !server.repl_slave_ignore_maxmemory) return;
     if (server.loading || isInsideYieldingLongCommand() || areClientsPaused()) return;
     rockPerformEvictions();
 }
@@ -641,22 +652,31 @@ void rockReplicaEvictions(void) {
  * rock-debug-evict-all
  * ------------------------------------------------------------------------ */
 
+static dict **rock_touched; /* per db, keys that may be hot */
+static int rock_sweep_all;   /* sweep the whole keyspace next */
+
+/* The keyspace changed wholesale (FLUSHDB, SWAPDB, MOVE, ...): the next
+ * evict-all sweep walks every key. */
+void rockEvictSweepAll(void) {
+    rock_sweep_all = 1;
+}
+
 static void rockTouchedInit(void) {
-    if (rock.touched) return;
-    rock.touched = zmalloc(sizeof(dict *) * server.dbnum);
-    for (int j = 0; j < server.dbnum; j++) rock.touched[j] = dictCreate(&setDictType);
-    rock.sweep_all = 1;
+    if (rock_touched) return;
+    rock_touched = zmalloc(sizeof(dict *) * server.dbnum);
+    for (int j = 0; j < server.dbnum; j++) rock_touched[j] = dictCreate(&setDictType);
+    rock_sweep_all = 1;
 }
 
 /* A key of `db` may now have its value in RAM. */
 void rockTouched(redisDb *db, sds key) {
-    if (!rock.debug_evict_all || !rock.db || db->id < 0 || db->id >= server.dbnum) return;
+    if (!rock.debug_evict_all || !rock_store.db || db->id < 0 || db->id >= server.dbnum) return;
     /* A deleted key has nothing to sweep (and holding a copy of its name
      * until the command is done would count against maxmemory). */
     if (dictFind(db->dict, key) == NULL) return;
     rockTouchedInit();
-    dictEntry *de = dictAddRaw(rock.touched[db->id], key, NULL);
-    if (de) dictSetKey(rock.touched[db->id], de, sdsdup(key));
+    dictEntry *de = dictAddRaw(rock_touched[db->id], key, NULL);
+    if (de) dictSetKey(rock_touched[db->id], de, sdsdup(key));
 }
 
 /* Evict one entry for evict-all; keeps it for the next sweep when pinned. */
@@ -669,30 +689,30 @@ static int rockSweepEntry(redisDb *db, dictEntry *de) {
 /* processCommand() calls this once a command (and any client it unblocked)
  * is done. */
 void rockCommandDone(void) {
-    if (!rock.debug_evict_all || !rock.db) {
-        if (rock.touched) {
-            for (int j = 0; j < server.dbnum; j++) dictRelease(rock.touched[j]);
-            zfree(rock.touched);
-            rock.touched = NULL;
+    if (!rock.debug_evict_all || !rock_store.db) {
+        if (rock_touched) {
+            for (int j = 0; j < server.dbnum; j++) dictRelease(rock_touched[j]);
+            zfree(rock_touched);
+            rock_touched = NULL;
         }
         return;
     }
     if (server.loading || isInsideYieldingLongCommand()) return;
     rockTouchedInit();
-    if (rock.sweep_all) {
+    if (rock_sweep_all) {
         for (int j = 0; j < server.dbnum; j++) {
             redisDb *db = server.db + j;
-            dictEmpty(rock.touched[j], NULL);
+            dictEmpty(rock_touched[j], NULL);
             dictIterator *di = dictGetSafeIterator(db->dict);
             dictEntry *de;
             while ((de = dictNext(di)) != NULL)
                 if (!rockSweepEntry(db, de)) rockTouched(db, dictGetKey(de));
             dictReleaseIterator(di);
         }
-        rock.sweep_all = 0;
+        rock_sweep_all = 0;
     } else {
         for (int j = 0; j < server.dbnum; j++) {
-            dict *t = rock.touched[j];
+            dict *t = rock_touched[j];
             if (dictSize(t) == 0) continue;
             redisDb *db = server.db + j;
             dictIterator *di = dictGetSafeIterator(t);

@@ -41,6 +41,7 @@
  * child still reading it then fails its save. */
 
 #include "server.h"
+#include "rock_readers.h"
 
 #include <pthread.h>
 #include <poll.h>
@@ -98,7 +99,7 @@ static int rockForkCancelled(void) {
 static void rockForkReleaseSnapshot(void) {
     if (rock_fork.iter) rocksdb_iter_destroy(rock_fork.iter);
     if (rock_fork.ropts) rocksdb_readoptions_destroy(rock_fork.ropts);
-    if (rock_fork.snap) rocksdb_release_snapshot(rock.db, rock_fork.snap);
+    if (rock_fork.snap) rocksdb_release_snapshot(rock_store.db, rock_fork.snap);
     rock_fork.iter = NULL;
     rock_fork.ropts = NULL;
     rock_fork.snap = NULL;
@@ -231,7 +232,7 @@ static void *rockStreamThread(void *arg) {
      * stays open while this thread runs: rockForkStreamStop() comes first.) */
     rocksdb_iter_destroy(rock_fork.iter);
     rock_fork.iter = NULL;
-    rocksdb_release_snapshot(rock.db, rock_fork.snap);
+    rocksdb_release_snapshot(rock_store.db, rock_fork.snap);
     rock_fork.snap = NULL;
     atomicSet(rock_fork.finished, 1);
     return NULL;
@@ -244,13 +245,13 @@ int rockForkPrepare(int purpose) {
     rock_fork.prepared = 0;
     /* A module's child (RM_Fork) would find placeholders where cold values
      * are, and could save or send them as missing: refuse it, clearly. */
-    if (rock.db && purpose == CHILD_TYPE_MODULE && rockColdKeys() > 0) {
+    if (rock_store.db && purpose == CHILD_TYPE_MODULE && rockColdKeys() > 0) {
         serverLog(LL_WARNING, "rock: refusing a module's fork (RM_Fork): %lld values are on disk, "
                   "and a forked child can't read them (it would see them as missing)", rockColdKeys());
         errno = ENOTSUP;
         return C_ERR;
     }
-    if (!rock.db || (purpose != CHILD_TYPE_RDB && purpose != CHILD_TYPE_AOF)) return C_OK;
+    if (!rock_store.db || (purpose != CHILD_TYPE_RDB && purpose != CHILD_TYPE_AOF)) return C_OK;
     /* The previous child is gone (RDB and AOF children are exclusive): its
      * stream thread ends at once if it has not already. */
     rockForkStreamStop(1);
@@ -266,13 +267,13 @@ int rockForkPrepare(int purpose) {
 #endif
     rock_fork.dbs = zmalloc(sizeof(rockForkDb) * server.dbnum);
     for (int j = 0; j < server.dbnum; j++) {
-        rock_fork.dbs[j].sid = rock.dbs[j].sid;
-        rock_fork.dbs[j].cold = rock.dbs[j].cold;
+        rock_fork.dbs[j].sid = rock_store.sids[j];
+        rock_fork.dbs[j].cold = rock_ks.dbs[j].cold;
     }
     /* Point writes of split collections are not in the pending buffer the
      * child inherits: committed first, they are in the snapshot. */
     if (rockWriteElementOps() > 0) rockWriteFlush();
-    rock_fork.snap = rocksdb_create_snapshot(rock.db);
+    rock_fork.snap = rocksdb_create_snapshot(rock_store.db);
     rock_fork.ropts = rocksdb_readoptions_create();
     rocksdb_readoptions_set_snapshot(rock_fork.ropts, rock_fork.snap);
     rocksdb_readoptions_set_fill_cache(rock_fork.ropts, 0);
@@ -283,7 +284,7 @@ int rockForkPrepare(int purpose) {
     rocksdb_readoptions_set_readahead_size(rock_fork.ropts, ROCK_FORK_READAHEAD);
     /* Created now, on the main thread: it pins the files it reads, so a
      * flush's file deletion can't take them away from the child. */
-    rock_fork.iter = rocksdb_create_iterator(rock.db, rock_fork.ropts);
+    rock_fork.iter = rocksdb_create_iterator(rock_store.db, rock_fork.ropts);
     rock_fork.prepared = 1;
     return C_OK;
 }
@@ -326,9 +327,9 @@ void rockForkParent(int childpid) {
  * from the stream (RDB, AOF) or the pending buffer in the child's copy of
  * memory; any other read of a cold value fails with an error. */
 void rockForkChild(void) {
-    rock.db = NULL;
-    rock.cache = NULL; /* its mutexes too */
-    rockReadDetachChild();
+    rock_store.db = NULL;
+    rock_store.cache = NULL; /* its mutexes too */
+    rockReadersDetachChild();
     rockWriteDetachChild();
     if (!rock_fork.prepared) return;
     rock_fork.prepared = 0;
@@ -398,7 +399,7 @@ static void rockChildProgress(int dbid, long long written, long long want, char 
 static int rockChildColdDb(int dbid, rockColdWriter *writer, void *ctx) {
     if (rock_fork.child_fd == -1) return 0; /* no stream: rock off, or nothing cold */
     redisDb *db = server.db + dbid;
-    long long want = rock.dbs[dbid].cold, written = 0;
+    long long want = rock_ks.dbs[dbid].cold, written = 0;
     if (want == 0) return 0;
     char *pname = server.in_fork_child == CHILD_TYPE_AOF ? "AOF rewrite" : "RDB";
 
@@ -440,7 +441,7 @@ static int rockChildColdDb(int dbid, rockColdWriter *writer, void *ctx) {
     dictIterator *di = rockPendingIterator();
     dictEntry *pe;
     int ret = 0;
-    uint32_t sid = rock.dbs[dbid].sid;
+    uint32_t sid = rock_store.sids[dbid];
     while (ret == 0 && (pe = dictNext(di)) != NULL) {
         sds skey = dictGetKey(pe);
         if (sdslen(skey) < 4 || rockGetSid((const unsigned char *)skey) != sid) continue;
@@ -490,7 +491,7 @@ static int rockRdbColdWriter(void *ctx, redisDb *db, robj *key, const sds rec, l
         return ret == -1 ? -1 : 0;
     }
     rock_fork.rec = rec;
-    int ret = rdbSaveKeyValuePair(rdb, key, rock.cold[OBJ_STRING], expire, db->id);
+    int ret = rdbSaveKeyValuePair(rdb, key, rock_store.cold[OBJ_STRING], expire, db->id);
     rock_fork.rec = NULL;
     return ret == -1 ? -1 : 0;
 }
@@ -554,3 +555,46 @@ int rockAofRewriteColdDb(rio *aof, int dbid) {
 int rockForkDefersValue(robj *val) {
     return server.in_fork_child && rock_fork.child_fd != -1 && rockIsCold(val);
 }
+
+/* Write a cold value into an RDB: its LRU/LFU opcode (when the policy saves
+ * one; from the record's field), type byte, key and payload, exactly as
+ * rdbSaveKeyValuePair() writes a value in RAM. Saved in this process (SAVE,
+ * shutdown, DEBUG RELOAD), the record is read here; a forked child never
+ * calls RocksDB and writes the record its parent streamed (rock_fork.c). */
+ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu) {
+    const char *payload;
+    size_t plen;
+    sds rec;
+
+    if (server.in_fork_child) {
+        if (rockForkCurrentRecord() == NULL) {
+            serverLog(LL_WARNING, "rock: a forked child met a cold value it has no record for");
+            return -1;
+        }
+        rec = sdsdup(rockForkCurrentRecord());
+    } else {
+        rec = rockReadRecord(dbid, key->ptr, NULL, 0);
+    }
+    if (rec == NULL) return -1;
+    ssize_t ret = -1;
+    if (rockRecordRdbPayload(rec, sdslen(rec), &payload, &plen) == C_ERR) goto done;
+    /* The access field, on an object that stands for the value (the upstream
+     * helpers read only its lru). */
+    robj meta = {.lru = rockRecordLru(rec)};
+    if (savelru && (rdbSaveType(rdb, RDB_OPCODE_IDLE) == -1 ||
+                    rdbSaveLen(rdb, estimateObjectIdleTime(&meta) / 1000) == -1)) goto done;
+    if (savelfu) {
+        uint8_t freq = LFUDecrAndReturn(&meta);
+        if (rdbSaveType(rdb, RDB_OPCODE_FREQ) == -1 || rioWrite(rdb, &freq, 1) == 0) goto done;
+    }
+    if (rdbSaveType(rdb, (unsigned char)payload[0]) != -1 &&
+        rdbSaveStringObject(rdb, key) != -1 &&
+        rioWrite(rdb, payload + 1, plen - 1) != 0)
+    {
+        ret = 1;
+    }
+done:
+    sdsfree(rec);
+    return ret;
+}
+

@@ -53,13 +53,13 @@ static struct {
 
 static void rockLoadingPeak(void) {
     size_t used = zmalloc_used_memory();
-    if ((long long)used > rock.stats.loading_peak_memory) rock.stats.loading_peak_memory = (long long)used;
+    if ((long long)used > rock_stats.loading_peak_memory) rock_stats.loading_peak_memory = (long long)used;
 }
 
 /* Forget the spill state; with `drop`, the records written are deleted. */
 static void rockLoadingForget(int drop) {
     if (rock_load.si == NULL) return;
-    if (drop && rock.db) {
+    if (drop && rock_store.db) {
         rockWriteDeleteElements(rock_load.skey, rock_load.si->version);
         rockWriteDelete(rock_load.skey);
     }
@@ -122,7 +122,7 @@ static void rockLoadingMoveAll(robj *o) {
 
 /* rdbLoadObject(): element added to `o`, the value of `key` in db `dbid`. */
 void rockLoadingSpill(robj *o, sds key, int dbid) {
-    if (!server.loading || !rock.db || !server.maxmemory) return;
+    if (!server.loading || !rock_store.db || !server.maxmemory) return;
     if (++rock_load.added < ROCK_LOAD_CHECK) return;
     rock_load.added = 0;
     rockLoadingPeak();
@@ -133,13 +133,13 @@ void rockLoadingSpill(robj *o, sds key, int dbid) {
         rockLoadingForget(1);
         if (!rockLoadingMainDbs() || dbid < 0 || dbid >= server.dbnum) return;
         if (dictFind(server.db[dbid].dict, key) != NULL) return;
-        if (rock.write_error || !rockDiskHasRoom()) return;
+        if (rockWriteError() || !rockDiskHasRoom()) return;
         rock_load.val = o;
         rock_load.key = sdsdup(key);
         rock_load.dbid = dbid;
         rock_load.skey = rockStorageKey(dbid, key);
         rock_load.si = zcalloc(sizeof(rockSplitInfo));
-        rock_load.si->version = rock.next_split_version++;
+        rock_load.si->version = rockSplitNewVersion();
         rock_load.si->refs = 1;
     }
     rockLoadingMoveAll(o);
@@ -166,12 +166,12 @@ robj *rockLoadingObjectDone(robj *o, sds key, int dbid) {
     rockSplitAdopt(dbid, key, si);
     rockWriteElement(sdsdup(rock_load.skey), rockSplitMeta(si), si, 0);
     rockWriteFlush();
-    robj *sentinel = rock.cold[o->type];
+    robj *sentinel = rock_store.cold[o->type];
     rock_load.done = 1;
     rock_load.sentinel_lru = sentinel->lru;
     rock_load.val = sentinel;
     decrRefCount(o);
-    rock.stats.loading_spills++;
+    rock_stats.loading_spills++;
     return sentinel;
 }
 
@@ -190,8 +190,8 @@ void rockLoadingKeyDone(redisDb *db) {
             rockAccessOperand(lru, si->header + 2);
             rockWriteElement(sdsdup(rock_load.skey), rockSplitMeta(si), si, 0);
         }
-        rock.dbs[rock_load.dbid].cold++;
-        rock.stats.evictions++;
+        rock_ks.dbs[rock_load.dbid].cold++;
+        rock_stats.evictions++;
         rockLoadingForget(0);
     } else {
         rockSplitDrop(rock_load.dbid, rock_load.key);

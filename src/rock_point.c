@@ -18,7 +18,7 @@
  * results wait in the client's stash; the command re-runs, and right before
  * its proc runs (rockCallEnter()) the key's sentinel is replaced by a small
  * object of the key's type holding only the elements found
- * (rock.point_value), whose length (hashTypeLength(), setTypeSize(),
+ * (rock_ks.point_value), whose length (hashTypeLength(), setTypeSize(),
  * zsetLength(): patch 0034) is the collection's. The upstream command runs
  * on it unchanged, so its reply, keyspace notifications, tracking and
  * propagation are stock's; right after (rockCallLeave()) the elements it
@@ -63,7 +63,7 @@ typedef struct rockPointStash {
 } rockPointStash;
 
 static struct {
-    redisDb *db;       /* where rock.point_value stands in, while it does */
+    redisDb *db;       /* where rock_ks.point_value stands in, while it does */
     sds key;
     rockPointStash *ps;
     rockSplitInfo *si; /* the key's split state (a reference) */
@@ -163,10 +163,6 @@ static uint64_t rockPointVersion(redisDb *db, sds key, uint64_t *writes) {
     return si ? si->version : 0;
 }
 
-/* Elements written since, each with its write's sequence number, are
- * remembered up to this many per key; past it the table starts over, and
- * elements read before that are all taken for stale. */
-#define ROCK_POINT_WRITTEN_MAX 4096
 
 /* Are the elements `eles` read when the key had had `seen` point writes
  * still current? Only a write of one of them since makes them stale (a
@@ -180,28 +176,6 @@ static int rockPointFresh(rockSplitInfo *si, uint64_t seen, sds *eles, int n) {
         if (de && dictGetUnsignedIntegerVal(de) > seen) return 0;
     }
     return 1;
-}
-
-/* A point write changed `ele`: later reads of it must not use a value read
- * before. Only reads outstanding now can have read it before: with none,
- * nothing is kept (a read made later sees the write). */
-static void rockPointNoteWritten(rockSplitInfo *si, sds ele) {
-    if (si->readers == 0) {
-        if (si->written) {
-            dictRelease(si->written);
-            si->written = NULL;
-        }
-        return;
-    }
-    if (si->written == NULL) si->written = dictCreate(&setDictType);
-    if (dictSize(si->written) >= ROCK_POINT_WRITTEN_MAX) {
-        dictEmpty(si->written, NULL);
-        si->forgotten = si->writes;
-    }
-    dictEntry *existing, *de = dictAddRaw(si->written, ele, &existing);
-    if (de) dictSetKey(si->written, de, sdsdup(ele));
-    else de = existing;
-    dictSetUnsignedIntegerVal(de, si->writes);
 }
 
 /* A job or stash no longer holds elements read of `si`. */
@@ -302,7 +276,7 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     job->point = 1;
     job->skey = skey;
     job->key = sdsdup(key);
-    job->sid = rock.dbs[db->id].sid;
+    job->sid = rock_store.sids[db->id];
     job->version = version;
     job->writes = writes;
     job->psi = rockSplitLookup(db->id, key);
@@ -333,7 +307,7 @@ int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **ar
     job->start = getMonotonicUs();
     listAddNodeTail(rock_io.jobs, job);
     job->node = listLast(rock_io.jobs);
-    listAddNodeTail(rock_io.staged, job);
+    rockReadersStage(job);
     return 1;
 }
 
@@ -352,7 +326,7 @@ void rockPointReadBatch(rockReadJob **jobs, int njobs) {
             klens[e] = sdslen(jobs[j]->pkeys[k]);
         }
     }
-    rocksdb_multi_get(rock.db, rock.ropts_nofill, total, keys, klens, vals, vlens, errs);
+    rocksdb_multi_get(rock_store.db, rock_store.ropts_nofill, total, keys, klens, vals, vlens, errs);
     e = 0;
     for (int j = 0; j < njobs; j++) {
         rockReadJob *job = jobs[j];
@@ -406,7 +380,7 @@ void rockPointComplete(rockReadJob *job) {
     if (c && valid) {
         rockClientState *st = rockClient(c);
         if (job->status != ROCK_READ_OK) {
-            rock.stats.errors++;
+            rock_stats.errors++;
             if (st->failed_key == NULL) st->failed_key = sdsdup(job->key);
         } else {
             rockPointDrop(c);
@@ -419,12 +393,12 @@ void rockPointComplete(rockReadJob *job) {
             job->peles = NULL;
             for (int j = 0; j < job->nkeys; j++) {
                 ps->vals[j] = job->pvals[j];
-                if (job->pvals[j]) rock.stats.read_bytes += sdslen(job->pvals[j]);
+                if (job->pvals[j]) rock_stats.read_bytes += sdslen(job->pvals[j]);
                 job->pvals[j] = NULL;
             }
             st->point = ps;
-            rock.stats.reads += records;
-            rock.stats.element_reads += records;
+            rock_stats.reads += records;
+            rock_stats.element_reads += records;
             rockRecordReadLatency(getMonotonicUs() - job->start);
         }
     }
@@ -459,7 +433,7 @@ unsigned long rockPointLength(const robj *o) {
  * and still current, stand them in for the cold collection. */
 void rockPointEnter(client *c) {
     rockPointStash *ps = c->rock ? c->rock->point : NULL;
-    if (ps == NULL || rock.point_value || ps->cmd != c->cmd || ps->argc != c->argc ||
+    if (ps == NULL || rock_ks.point_value || ps->cmd != c->cmd || ps->argc != c->argc ||
         ps->dbid != c->db->id)
         return;
     dictEntry *de = dictFind(c->db->dict, ps->key);
@@ -503,28 +477,14 @@ void rockPointEnter(client *c) {
     o->lru = rockSplitAccess(si);
     incrRefCount(o);       /* ours: the dict's may go with an expiry or a delete */
     dictSetVal(c->db->dict, de, o);
-    rock.point_value = o;
+    rock_ks.point_value = o;
     rock_point.db = c->db;
     rock_point.key = sdsdup(dictGetKey(de));
     rock_point.ps = ps;
     rock_point.si = si;
     si->refs++;
     rock_point.base = si->count >= present ? si->count - present : 0;
-    rock.stats.point_reads++;
-}
-
-/* The record value of element `ele` of stand-in `o`, or NULL when absent. */
-static sds rockPointValueOf(robj *o, sds ele) {
-    if (o->type == OBJ_ZSET) {
-        dictEntry *de = dictFind(((zset *)o->ptr)->dict, ele);
-        if (de == NULL) return NULL;
-        double score = *(double *)dictGetVal(de);
-        memrev64ifbe(&score);
-        return sdsnewlen(&score, 8);
-    }
-    dictEntry *de = dictFind((dict *)o->ptr, ele);
-    if (de == NULL) return NULL;
-    return o->type == OBJ_HASH ? sdsdup(dictGetVal(de)) : sdsempty();
+    rock_stats.point_reads++;
 }
 
 /* After a point write: queue what changed, each element alone, and the
@@ -558,14 +518,14 @@ static void rockPointWriteBack(robj *o) {
 /* Right after it: the key is cold again (unless the command deleted it, or
  * the lookup expired it). */
 void rockPointLeave(void) {
-    robj *o = rock.point_value;
+    robj *o = rock_ks.point_value;
     if (o == NULL) return;
-    rock.point_value = NULL;
+    rock_ks.point_value = NULL;
     dictEntry *de = dictFind(rock_point.db->dict, rock_point.key);
     if (de && dictGetVal(de) == o) {
         rockAccessOperand(o->lru, rock_point.si->header + 2);
         if (rock_point.ps->write) rockPointWriteBack(o);
-        dictSetVal(rock_point.db->dict, de, rock.cold[o->type]);
+        dictSetVal(rock_point.db->dict, de, rock_store.cold[o->type]);
         decrRefCount(o); /* the dict's reference */
     }
     decrRefCount(o); /* ours */
@@ -593,7 +553,7 @@ void rockPointLeave(void) {
  * the split format does not hold). A point write changes nothing but the
  * elements it names, in MULTI, a script or a module as well. */
 int rockPointNoteDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
-    client *c = rock.executing_client;
+    client *c = rock_ks.executing_client;
     int type, write, n, *pos = NULL;
     int ok = c && c->cmd && !server.loading && val && c->db == db && c->argc >= 2 && sdsEncodedObject(c->argv[1]) &&
              sdscmp(c->argv[1]->ptr, key) == 0 && rockSplitEncoding(val) &&
@@ -612,26 +572,3 @@ int rockPointNoteDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
     return ok;
 }
 
-/* The clean drop of `key` (value `val`, split state `si`): queue the
- * elements point writes changed while it was in RAM, each as one record
- * put or delete, then the metadata record with the new count. */
-void rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
-    if (si->dirty == NULL) return;
-    sds skey = rockStorageKey(db->id, key);
-    si->writes++;
-    dictIterator *di = dictGetIterator(si->dirty);
-    dictEntry *de;
-    while ((de = dictNext(di)) != NULL) {
-        sds ele = dictGetKey(de);
-        rockPointNoteWritten(si, ele);
-        sds ekey = rockSplitElementKey(NULL, skey, sdslen(skey), si->version, ele, sdslen(ele));
-        rockWriteElement(ekey, rockPointValueOf(val, ele), si, 1);
-    }
-    dictReleaseIterator(di);
-    dictRelease(si->dirty);
-    si->dirty = NULL;
-    si->count = (uint64_t)rockCollectionSize(val);
-    rockWriteElement(sdsdup(skey), rockSplitMeta(si), si, 0);
-    rock.stats.dirty_flushes++;
-    sdsfree(skey);
-}

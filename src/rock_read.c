@@ -7,253 +7,30 @@
  *     sorted value is in RAM); for each cold key whose value the command needs it queues a read
  *     and blocks the client (BLOCKED_ROCK). The command re-runs from the start
  *     of processCommand() once every read is back;
- *   - the reader threads (rock-io-threads): they take queued reads in batches
- *     and serve each batch with one RocksDB MultiGet;
- *   - completions: a pipe wakes the event loop, which restores the values and
- *     unblocks the waiting clients. Several clients waiting for one key share
- *     one read;
- *   - staleness: a read whose key was deleted, overwritten, re-evicted,
- *     flushed or paged in meanwhile is voided and its result thrown away;
- *   - pinning: a value paged in for a waiting command can't be evicted again
- *     before that command has run.
- * Its siblings: rock_order.c (arrival order: the per-key queues a waiting
- * command holds its place in) and rock_ahead.c (read-ahead of a pipeline's
- * next commands); rock_read.h holds what the three share.
+ *   - completions: the reader pool (rock_readers.c, a layer below) hands
+ *     each job back to rockCompleteAny(), registered at start; the value is
+ *     restored and the waiting clients unblocked. Several clients waiting
+ *     for one key share one read; a voided read's result is thrown away;
+ *   - pinning the values paged in until their command has run;
+ *   - waiting for the writer when it is far behind.
+ * Below it in the keyspace layer: rock_inflight.c (jobs in flight, pins,
+ * per-client state), rock_order.c (arrival order: the per-key queues a
+ * waiting command holds its place in), rock_point.c (point reads) and
+ * rock_ahead.c (read-ahead of a pipeline's next commands); rock_read.h holds
+ * what they share.
  * A value that can't be read fails the command with an error before it runs:
  * never a wrong answer. */
 
 #include "server.h"
 #include "rock_read.h"
 
-#include <fcntl.h>
-#include <pthread.h>
 
-#define ROCK_READ_BATCH 32
-
-rockReadIo rock_io;
-
-static void rockReadStartThreads(void);
 static void rockResumeRead(client *c);
 static int rockPrepare(client *c);
-
-static dictType rockSkeyDictType = {
-    dictSdsHash, NULL, NULL, dictSdsKeyCompare, NULL, NULL, NULL
-};
-
-static dictType rockPinDictType = {
-    dictSdsHash, NULL, NULL, dictSdsKeyCompare, dictSdsDestructor, NULL, NULL
-};
-
-/* The queue lists are freed by hand when they empty. */
-static dictType rockQueueDictType = {
-    dictSdsHash, NULL, NULL, dictSdsKeyCompare, dictSdsDestructor, NULL, NULL
-};
-
-/* ---------------------------------------------------------------------------
- * Reader threads
- * ------------------------------------------------------------------------ */
-
-/* A failed read, logged by a reader thread: about one line a second at most
- * (a damaged file can fail every read), with how many were not logged. Every
- * failure is still counted (errors) and fails its command. */
-static void rockReaderLogError(const char *err) {
-    static redisAtomic long long last_ms, suppressed;
-    long long now = mstime(), last;
-    atomicGet(last_ms, last);
-    if (now - last < 1000) {
-        atomicIncr(suppressed, 1);
-        return;
-    }
-    atomicSet(last_ms, now);
-    long long n;
-    atomicGet(suppressed, n);
-    atomicSet(suppressed, 0); /* racing threads may lose a count: a log figure */
-    if (n) serverLog(LL_WARNING, "rock: RocksDB read failed: %s (and %lld more in the last second)", err, n);
-    else serverLog(LL_WARNING, "rock: RocksDB read failed: %s", err);
-}
-
-/* A collection stored element by element came back as its metadata
- * record: read its elements and make the whole-value record of it. */
-static void rockReaderAssemble(rockReadJob *job) {
-    if (!rockSplitIsMeta(job->rec, sdslen(job->rec))) return;
-    char *err;
-    int owned;
-    sds whole = rockSplitAssemble(job->skey, sdslen(job->skey), job->rec, sdslen(job->rec), rock.ropts_nofill, &err,
-                                  &owned, &job->elements);
-    sdsfree(job->rec);
-    job->rec = whole;
-    if (whole == NULL) {
-        rockReaderLogError(err);
-        if (owned) rocksdb_free(err);
-        job->status = ROCK_READ_ERROR;
-    }
-}
-
-static void *rockReaderMain(void *arg) {
-    UNUSED(arg);
-    rockThreadInit("rock_reader");
-    rockStoreReaderInit();
-    rockReadJob *batch[ROCK_READ_BATCH];
-    const char *keys[ROCK_READ_BATCH];
-    size_t klens[ROCK_READ_BATCH], vlens[ROCK_READ_BATCH];
-    char *vals[ROCK_READ_BATCH], *errs[ROCK_READ_BATCH];
-
-    while (1) {
-        int n = 0;
-        pthread_mutex_lock(&rock_io.lock);
-        while (!rock_io.stop && listLength(rock_io.queue) == 0) {
-            /* Idle: hand in the block counts of the last reads within
-             * ROCK_BLOCK_HARVEST_US, then sleep until there is work. */
-            long long harvest_us = rockStoreBlockCountsPending();
-            if (harvest_us < 0) {
-                pthread_cond_wait(&rock_io.cond, &rock_io.lock);
-            } else if (harvest_us == 0 || rockCondWaitUs(&rock_io.cond, &rock_io.lock, harvest_us) == ETIMEDOUT) {
-                pthread_mutex_unlock(&rock_io.lock);
-                rockStoreHarvestBlockCounts();
-                pthread_mutex_lock(&rock_io.lock);
-            }
-        }
-        if (rock_io.stop) {
-            pthread_mutex_unlock(&rock_io.lock);
-            rockStoreReaderExit();
-            return NULL;
-        }
-        while (n < rock_io.share && listLength(rock_io.queue)) {
-            listNode *ln = listFirst(rock_io.queue);
-            batch[n++] = listNodeValue(ln);
-            listDelNode(rock_io.queue, ln);
-        }
-        pthread_mutex_unlock(&rock_io.lock);
-
-        /* Tests widen the window in which a read is in flight. */
-        if (rock.debug_read_delay_ms)
-            rockThreadSleep(&rock_io.lock, &rock_io.stop_cond, &rock_io.stop, rock.debug_read_delay_ms);
-        int fill = 0, m = 0, np = 0;
-        rockReadJob *whole[ROCK_READ_BATCH], *points[ROCK_READ_BATCH];
-        if (rock.db == NULL) {
-            /* The store could not be recreated (rockResetStore): fail. */
-            for (int j = 0; j < n; j++) batch[j]->status = ROCK_READ_ERROR;
-            goto handback;
-        }
-        for (int j = 0; j < n; j++) {
-            if (batch[j]->point) { /* metadata + elements: rock_point.c */
-                points[np++] = batch[j];
-                continue;
-            }
-            whole[m] = batch[j];
-            keys[m] = batch[j]->skey;
-            klens[m++] = sdslen(batch[j]->skey);
-            fill |= batch[j]->fill;
-        }
-        if (np) rockPointReadBatch(points, np);
-        if (m) rocksdb_multi_get(rock.db, fill ? rock.ropts : rock.ropts_nofill, m, keys, klens, vals, vlens, errs);
-        for (int j = 0; j < m; j++) {
-            if (errs[j]) {
-                rockReaderLogError(errs[j]);
-                rocksdb_free(errs[j]);
-                whole[j]->status = ROCK_READ_ERROR;
-            } else if (vals[j] == NULL) {
-                whole[j]->status = ROCK_READ_NOTFOUND;
-            } else {
-                whole[j]->rec = sdsnewlen(vals[j], vlens[j]);
-                whole[j]->status = ROCK_READ_OK;
-                rocksdb_free(vals[j]);
-                rockReaderAssemble(whole[j]);
-            }
-        }
-        rockStoreCountBatch();
-
-handback:
-        pthread_mutex_lock(&rock_io.lock);
-        int wake = listLength(rock_io.done) == 0;
-        for (int j = 0; j < n; j++) listAddNodeTail(rock_io.done, batch[j]);
-        pthread_mutex_unlock(&rock_io.lock);
-        if (wake && write(rock_io.pipe_wr, "x", 1) == -1) {
-            /* Pipe full: the main thread is already due to wake up. */
-        }
-    }
-}
 
 /* ---------------------------------------------------------------------------
  * Client state and pins
  * ------------------------------------------------------------------------ */
-
-rockClientState *rockClient(client *c) {
-    if (c->rock == NULL) {
-        c->rock = zcalloc(sizeof(rockClientState));
-        c->rock->pins = listCreate();
-        c->rock->places = listCreate();
-        listSetFreeMethod(c->rock->places, (void (*)(void *))sdsfree);
-    }
-    return c->rock;
-}
-
-/* Is the value of `key` pinned: paged in for a command that has not run? */
-int rockIsPinned(redisDb *db, sds key) {
-    static sds buf; /* reused: eviction asks this of many values */
-    if (rock_io.pinned == NULL || dictSize(rock_io.pinned) == 0) return 0;
-    buf = rockStorageKeyInto(buf, db->id, key);
-    int pinned = dictFind(rock_io.pinned, buf) != NULL;
-    if (sdsalloc(buf) > 1024) { /* a long key: don't keep its room */
-        sdsfree(buf);
-        buf = NULL;
-    }
-    return pinned;
-}
-
-
-/* The RAM of the values pinned now (sampled as MEMORY USAGE does). Eviction
- * asks it only once nothing else could move: a page-in that took memory
- * over maxmemory must not hand the command that waits for it over to the
- * policy (-OOM, or allkeys-* deleting keys, the one read included). */
-size_t rockPinnedMemory(void) {
-    if (rock_io.pinned == NULL || dictSize(rock_io.pinned) == 0) return 0;
-    size_t bytes = 0;
-    dictIterator *di = dictGetIterator(rock_io.pinned);
-    dictEntry *pe;
-    while ((pe = dictNext(di)) != NULL) {
-        sds skey = dictGetKey(pe);
-        if (sdslen(skey) < 4) continue;
-        redisDb *db = rockDbBySid(rockGetSid((const unsigned char *)skey));
-        if (db == NULL) continue;
-        sds key = sdsnewlen(skey + 4, sdslen(skey) - 4);
-        dictEntry *de = dictFind(db->dict, key);
-        if (de && !rockIsCold(dictGetVal(de))) {
-            robj keyobj;
-            initStaticStringObject(keyobj, key);
-            bytes += objectComputeSize(&keyobj, dictGetVal(de), 5, db->id);
-        }
-        sdsfree(key);
-    }
-    dictReleaseIterator(di);
-    return bytes;
-}
-
-static void rockPin(client *c, sds skey) {
-    dictEntry *de = dictFind(rock_io.pinned, skey);
-    if (de == NULL) {
-        de = dictAddRaw(rock_io.pinned, sdsdup(skey), NULL);
-        dictSetSignedIntegerVal(de, 0);
-    }
-    dictSetSignedIntegerVal(de, dictGetSignedIntegerVal(de) + 1);
-    listAddNodeTail(rockClient(c)->pins, sdsdup(skey));
-}
-
-static void rockUnpinAll(client *c) {
-    if (c->rock == NULL) return;
-    listNode *ln;
-    while ((ln = listFirst(c->rock->pins)) != NULL) {
-        sds skey = listNodeValue(ln);
-        dictEntry *de = dictFind(rock_io.pinned, skey);
-        if (de) {
-            int64_t n = dictGetSignedIntegerVal(de) - 1;
-            if (n <= 0) dictDelete(rock_io.pinned, skey);
-            else dictSetSignedIntegerVal(de, n);
-        }
-        sdsfree(skey);
-        listDelNode(c->rock->pins, ln);
-    }
-}
 
 /* freeClient(): the client's blocked state was already undone by
  * unblockClient(); release its pins and state. */
@@ -337,24 +114,6 @@ void rockUnblockClient(client *c) {
  * Requests, voiding, completions
  * ------------------------------------------------------------------------ */
 
-/* A new job for `skey` (which it takes), registered as in flight; the caller
- * hands it to the readers. */
-rockReadJob *rockNewJob(redisDb *db, sds key, sds skey) {
-    rockReadJob *job = zcalloc(sizeof(*job));
-    job->skey = skey;
-    job->key = sdsdup(key);
-    job->sid = rock.dbs[db->id].sid;
-    job->waiters = listCreate();
-    job->start = getMonotonicUs();
-    /* The read may land before or after that update commits: patched in at
-     * completion either way. */
-    job->has_access = rockPendingAccess(skey, &job->access);
-    listAddNodeTail(rock_io.jobs, job);
-    job->node = listLast(rock_io.jobs);
-    dictAdd(rock_io.inflight, job->skey, job);
-    return job;
-}
-
 static void rockRequestRead(client *c, redisDb *db, sds key) {
     sds skey = rockStorageKey(db->id, key);
     rockReadJob *job = dictFetchValue(rock_io.inflight, skey);
@@ -362,7 +121,7 @@ static void rockRequestRead(client *c, redisDb *db, sds key) {
     if (job == NULL) {
         job = rockNewJob(db, key, skey);
         job->fill = st->pending > 0; /* not the command's first read */
-        listAddNodeTail(rock_io.staged, job);
+        rockReadersStage(job);
     } else {
         sdsfree(skey);
     }
@@ -370,38 +129,6 @@ static void rockRequestRead(client *c, redisDb *db, sds key) {
         listAddNodeTail(job->waiters, c);
         st->pending++;
     }
-}
-
-/* The key behind `skey` changed (deleted, overwritten, re-evicted, paged in
- * synchronously): a read in flight for it must not be applied. */
-void rockVoidRead(sds skey) {
-    if (rock_io.inflight == NULL || dictSize(rock_io.inflight) == 0) return;
-    rockReadJob *job = dictFetchValue(rock_io.inflight, skey);
-    if (job == NULL) return;
-    job->voided = 1;
-    dictDelete(rock_io.inflight, skey);
-}
-
-/* A storage id was dropped (FLUSHDB/FLUSHALL): void its reads. */
-void rockVoidReadsOfSid(uint32_t sid) {
-    if (rock_io.jobs == NULL) return;
-    listIter li;
-    listNode *ln;
-    listRewind(rock_io.jobs, &li);
-    while ((ln = listNext(&li)) != NULL) {
-        rockReadJob *job = listNodeValue(ln);
-        if (job->sid == sid && !job->voided) {
-            job->voided = 1;
-            if (!job->point) dictDelete(rock_io.inflight, job->skey);
-        }
-    }
-}
-
-/* The database whose storage id is `sid` now, or NULL (flushed since). */
-redisDb *rockDbBySid(uint32_t sid) {
-    for (int j = 0; j < server.dbnum; j++)
-        if (rock.dbs[j].sid == sid) return server.db + j;
-    return NULL;
 }
 
 /* A value read ahead counts as accessed now: the command it is for is about
@@ -414,10 +141,6 @@ static void rockMarkAccessed(robj *val) {
 }
 
 static void rockCompleteJob(rockReadJob *job) {
-    if (job->point) {
-        rockPointComplete(job);
-        return;
-    }
     if (!job->voided) dictDelete(rock_io.inflight, job->skey);
     listDelNode(rock_io.jobs, job->node);
 
@@ -427,12 +150,12 @@ static void rockCompleteJob(rockReadJob *job) {
     if (de && rockIsCold(dictGetVal(de))) {
         /* Not voided and still cold: this result is the current value. */
         if (job->status == ROCK_READ_OK) {
-            rock.stats.reads++;
-            rock.stats.read_bytes += sdslen(job->rec);
+            rock_stats.reads++;
+            rock_stats.read_bytes += sdslen(job->rec);
             if (job->elements) {
-                rock.stats.split_loads++;
-                rock.stats.element_reads += job->elements;
-                rock.stats.reads += job->elements;
+                rock_stats.split_loads++;
+                rock_stats.element_reads += job->elements;
+                rock_stats.reads += job->elements;
             }
             if (job->has_access) rockRecordSetAccess(job->rec, job->access);
             robj *val = rockDeserialize(job->rec, job->key, db->id);
@@ -453,12 +176,12 @@ static void rockCompleteJob(rockReadJob *job) {
                 if (job->ahead && val->refcount != OBJ_SHARED_REFCOUNT) rockMarkAccessed(val);
                 applied = 1;
             } else if (!dropped) {
-                rock.stats.errors++;
+                rock_stats.errors++;
                 serverLog(LL_WARNING, "rock: value of cold key '%s' is malformed in RocksDB", job->key);
                 failed = 1;
             }
         } else {
-            rock.stats.errors++;
+            rock_stats.errors++;
             if (job->status == ROCK_READ_NOTFOUND)
                 serverLog(LL_WARNING, "rock: value of cold key '%s' is missing from RocksDB", job->key);
             failed = 1;
@@ -483,31 +206,6 @@ static void rockCompleteJob(rockReadJob *job) {
     sdsfree(job->key);
     sdsfree(job->rec);
     zfree(job);
-}
-
-static void rockReadCompletions(aeEventLoop *el, int fd, void *privdata, int mask) {
-    UNUSED(el); UNUSED(privdata); UNUSED(mask);
-    if (server.in_fork_child) return; /* the parent's wake-up */
-    char buf[64];
-    while (read(fd, buf, sizeof(buf)) > 0);
-
-    pthread_mutex_lock(&rock_io.lock);
-    list *done = rock_io.done;
-    rock_io.done = listCreate();
-    pthread_mutex_unlock(&rock_io.lock);
-
-    listNode *ln;
-    while ((ln = listFirst(done)) != NULL) {
-        rockReadJob *job = listNodeValue(ln);
-        listDelNode(done, ln);
-        rockCompleteJob(job);
-    }
-    listRelease(done);
-    /* During an async load (repl-diskless-load swapdb) clients are served
-     * from processEventsWhileBlocked(), whose beforeSleep() does not re-run
-     * unblocked clients: do it here, or a client reading the old dataset
-     * would wait for the load to end and then read the new one. */
-    if (server.async_loading) processUnblockedClients();
 }
 
 /* ---------------------------------------------------------------------------
@@ -643,7 +341,7 @@ static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj
         if (!sdsEncodedObject(key)) continue;
         /* ROCK STATUS and ROCK EVICT look at or move a value, never change
          * what clients see: they take no place and wait for no one. */
-        if (cmd->proc != rockStatusCommand && cmd->proc != rockEvictCommand) {
+        if (!rockIsOwnKeyCommand(cmd)) {
             sds lk = rockLockKey(db, key->ptr);
             if (rockSomeoneAhead(c, lk)) *behind = 1;
             listAddNodeTail(locks, lk);
@@ -669,18 +367,6 @@ static int rockPrepareOne(client *c, redisDb *db, struct redisCommand *cmd, robj
     return queued;
 }
 
-/* The db `SELECT index` switches to, or NULL when index is not a valid one. */
-redisDb *rockSelectedDb(robj *index) {
-    long long id;
-    if (getLongLongFromObject(index, &id) != C_OK || id < 0 || id >= server.dbnum) return NULL;
-    return server.db + id;
-}
-
-/* The error a client gets when a value it needs can't be read. */
-void rockReplyReadFailed(client *c, const char *key) {
-    addReplyErrorFormat(c, "rock: can't read the value of '%s' from disk (see the server log)", key);
-}
-
 /* A read for the client's command failed: the command gets an error before
  * it runs, and gives up its pins and places. A replica never skips a write
  * of its master's stream: the link is dropped without being cached for a
@@ -691,7 +377,7 @@ static int rockFailCommand(client *c, int is_exec) {
     if (c->flags & CLIENT_MASTER) {
         serverLog(LL_WARNING, "rock: can't read the value of '%s' from disk for a command of the master; "
                   "dropping the link for a full resync rather than skip it", c->rock->failed_key);
-        rock.stats.master_resyncs++;
+        rock_stats.master_resyncs++;
         c->flags |= CLIENT_PROTOCOL_ERROR; /* freeClient() then does not cache it */
         freeClientAsync(c);
     } else {
@@ -758,7 +444,7 @@ static int rockMayGrowMemory(client *c, int is_exec) {
  * RocksDB write stall lasts. Reads and deletes go on. */
 static int rockWaitForWriter(client *c) {
     rockWaitWriterQueue(c);
-    rock.stats.write_postponed++;
+    rock_stats.write_postponed++;
     rockBlock(c);
     return C_ERR;
 }
@@ -801,7 +487,7 @@ static int rockPrepare(client *c) {
 
     if (c->rock && c->rock->failed_key) return rockFailCommand(c, is_exec);
     if (rockWriterBehind() && rockMayGrowMemory(c, is_exec)) return rockWaitForWriter(c);
-    if (!rock.db || (rockColdKeys() == 0 && dictSize(rock_io.queues) == 0)) {
+    if (!rock_store.db || (rockColdKeys() == 0 && dictSize(rock_io.queues) == 0)) {
         rockUnpinAll(c);
         return C_OK;
     }
@@ -898,105 +584,27 @@ static int rockPrepare(client *c) {
 }
 
 /* ---------------------------------------------------------------------------
- * The hand-off to the readers
+ * In flight, start
  * ------------------------------------------------------------------------ */
 
-/* rockBeforeSleep(): hand every read this event-loop pass queued (commands,
- * read-ahead) to the readers at once: one lock and one wake-up for the
- * pass instead of one per read. The readers split them: each takes an
- * equal share (at most ROCK_READ_BATCH, one MultiGet), so that the reads
- * of a pass go to the disk from every reader at once, not one after the
- * other from a single MultiGet. */
-void rockReadSubmit(void) {
-    if (rock_io.staged == NULL || listLength(rock_io.staged) == 0) return;
-    pthread_mutex_lock(&rock_io.lock);
-    listJoin(rock_io.queue, rock_io.staged);
-    int nthreads = rock_io.nthreads > 0 ? rock_io.nthreads : 1;
-    int share = (int)((listLength(rock_io.queue) + nthreads - 1) / nthreads);
-    rock_io.share = share > ROCK_READ_BATCH ? ROCK_READ_BATCH : share;
-    if (listLength(rock_io.queue) > (unsigned long)rock_io.share)
-        pthread_cond_broadcast(&rock_io.cond);
+/* A job read: a point job is rock_point.c's, the rest are paged in here. */
+static void rockCompleteAny(rockReadJob *job) {
+    if (job->point)
+        rockPointComplete(job);
     else
-        pthread_cond_signal(&rock_io.cond);
-    pthread_mutex_unlock(&rock_io.lock);
+        rockCompleteJob(job);
 }
 
-/* Reads queued or in a reader's hands (ROCK REPORT reads_in_flight). */
-long long rockReadsInFlight(void) {
-    return rock_io.jobs ? (long long)listLength(rock_io.jobs) : 0;
+/* After a pass of completions. During an async load (repl-diskless-load
+ * swapdb) clients are served from processEventsWhileBlocked(), whose
+ * beforeSleep() does not re-run unblocked clients: do it here, or a client
+ * reading the old dataset would wait for the load to end and then read the
+ * new one. */
+static void rockCompletionsDrained(void) {
+    if (server.async_loading) processUnblockedClients();
 }
-
-/* ---------------------------------------------------------------------------
- * Start and stop
- * ------------------------------------------------------------------------ */
 
 void rockReadStart(void) {
-    int fds[2];
-    if (pipe(fds) == -1 || anetNonBlock(NULL, fds[0]) == ANET_ERR || anetNonBlock(NULL, fds[1]) == ANET_ERR) {
-        serverLog(LL_WARNING, "Fatal: rock: can't create the reader wake-up pipe: %s", strerror(errno));
-        exit(1);
-    }
-    anetCloexec(fds[0]);
-    anetCloexec(fds[1]);
-    rock_io.pipe_rd = fds[0];
-    rock_io.pipe_wr = fds[1];
-    if (aeCreateFileEvent(server.el, rock_io.pipe_rd, AE_READABLE, rockReadCompletions, NULL) == AE_ERR) {
-        serverLog(LL_WARNING, "Fatal: rock: can't watch the reader wake-up pipe");
-        exit(1);
-    }
-    pthread_mutex_init(&rock_io.lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&rock_io.cond, &attr);
-    pthread_cond_init(&rock_io.stop_cond, &attr);
-    pthread_condattr_destroy(&attr);
-    rock_io.queue = listCreate();
-    rock_io.done = listCreate();
-    rock_io.jobs = listCreate();
-    rock_io.staged = listCreate();
-    rock_io.share = 1;
-    rock_io.inflight = dictCreate(&rockSkeyDictType);
-    rock_io.pinned = dictCreate(&rockPinDictType);
-    rock_io.queues = dictCreate(&rockQueueDictType);
-    rock_io.write_waiters = listCreate();
-    rockReadStartThreads();
-}
-
-/* Stop the reader threads (before RocksDB closes, or while it is replaced).
- * Reads still queued stay queued for rockReadResume(). */
-void rockReadPause(void) {
-    if (rock_io.threads == NULL) return;
-    pthread_mutex_lock(&rock_io.lock);
-    rock_io.stop = 1;
-    pthread_cond_broadcast(&rock_io.cond);
-    pthread_cond_broadcast(&rock_io.stop_cond);
-    pthread_mutex_unlock(&rock_io.lock);
-    for (int j = 0; j < rock_io.nthreads; j++) pthread_join(rock_io.threads[j], NULL);
-    zfree(rock_io.threads);
-    rock_io.threads = NULL;
-    rock_io.stop = 0;
-}
-
-static void rockReadStartThreads(void) {
-    rock_io.nthreads = rock.io_threads;
-    rock_io.threads = zmalloc(sizeof(pthread_t) * rock_io.nthreads);
-    for (int j = 0; j < rock_io.nthreads; j++) {
-        if (pthread_create(&rock_io.threads[j], NULL, rockReaderMain, NULL) != 0) {
-            serverLog(LL_WARNING, "Fatal: rock: can't start reader thread %d", j);
-            exit(1);
-        }
-    }
-}
-
-/* In a forked child: the reader threads do not exist. The wake-up pipe is
- * the parent's; it stays registered (the epoll instance is shared with the
- * parent: unregistering it here would unregister it there), and its handler
- * does nothing in a child. */
-void rockReadDetachChild(void) {
-    rock_io.threads = NULL;
-}
-
-void rockReadResume(void) {
-    if (rock_io.threads == NULL) rockReadStartThreads();
+    rockInflightInit();
+    rockReadersStart(rock.io_threads, rockPointReadBatch, rockCompleteAny, rockCompletionsDrained);
 }

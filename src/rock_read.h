@@ -1,9 +1,10 @@
 /* rock_read.h -- redis-rock: what the read path's files share.
  *
- * Included only by rock_read.c (the read path proper), rock_order.c (arrival
- * order) and rock_ahead.c (read-ahead), siblings that call one another: the
- * read job, the per-client read state, the read path's state (rock_io), and
- * the functions one of them calls in another. Everything else stays static
+ * Included by the keyspace layer's read side: rock_inflight.c (jobs in
+ * flight, pins, client state), rock_order.c (arrival order), rock_point.c,
+ * rock_ahead.c (read-ahead) and rock_read.c (the page-in path), in that
+ * order from the bottom: each calls only the ones before it. The read job
+ * itself is the reader pool's (rock_readers.h). Everything else stays static
  * in its file; the hooks the rest of the server calls are in rock.h. */
 
 #ifndef __REDIS_ROCK_READ_H
@@ -11,48 +12,12 @@
 
 #include "server.h"
 
-#include <pthread.h>
-
-#define ROCK_READ_OK 0
-#define ROCK_READ_NOTFOUND 1
-#define ROCK_READ_ERROR 2
+#include "rock_readers.h"
 
 /* object.c (MEMORY USAGE): the RAM of a value, sampled. Read-ahead's byte
  * cap and the pinned values' memory count with it. */
 size_t objectComputeSize(robj *key, robj *o, size_t sample_size, int dbid);
 
-typedef struct rockReadJob {
-    sds skey;          /* RocksDB key: storage id + key */
-    sds key;           /* key name */
-    uint32_t sid;      /* storage id of the db at request time */
-    sds rec;           /* result, filled by a reader thread */
-    int status;        /* ROCK_READ_* */
-    int voided;        /* the key changed meanwhile: drop the result */
-    int has_access;    /* an access update of the record was queued and not */
-    unsigned int access; /* ...handed back when the read was issued: its field */
-    int ahead;         /* queued by read-ahead, for a command not yet parsed */
-    uint64_t ahead_client; /* ...of this client (id: it may be gone by then) */
-    int fill;          /* more reads of this client are due (read-ahead, several
-                        * keys of one command): keep its block in the block cache */
-    long long elements;/* a split collection read whole: its element records */
-    /* A point read (rock_point.c): the element records a command names,
-     * without paging the collection in. Never shared, never
-     * in rock_io.inflight: its version tells a stale result. */
-    int point;
-    int nkeys;         /* the element records to read */
-    sds *pkeys;
-    sds *peles;        /* the elements named, distinct (one per record) */
-    sds *pvals;        /* results (NULL: no such record) */
-    char *pfixed;      /* 1: pvals[j] came from a queued write, not to be read */
-    uint64_t version;  /* the split version the elements were asked of */
-    uint64_t writes;   /* ...and its point writes at the time (rockSplitInfo) */
-    rockSplitInfo *psi;/* that split state (a reference, and one of its readers) */
-    struct redisCommand *cmd;
-    int argc;
-    list *waiters;     /* clients blocked on this read */
-    listNode *node;    /* in rock_io.jobs */
-    monotime start;
-} rockReadJob;
 
 /* Per-client read state, allocated on first use, freed with the client. */
 typedef struct rockClientState {
@@ -71,20 +36,9 @@ typedef struct rockClientState {
 
 /* The read path's state, defined in rock_read.c. */
 typedef struct rockReadIo {
-    pthread_t *threads;
-    int nthreads;
-    pthread_mutex_t lock;     /* guards queue, done, stop */
-    pthread_cond_t cond;      /* queue has work, or stop */
-    pthread_cond_t stop_cond; /* wakes the debug delay early: stop only */
-    list *queue;              /* jobs waiting for a reader */
-    int share;                /* how many of them a reader takes at a time */
-    list *done;               /* jobs read, waiting for the main thread */
-    int stop;
-    int pipe_rd, pipe_wr;     /* wakes the event loop */
-    /* Main thread only. */
+    /* Main thread only; the reader threads are rock_readers.c's. */
     dict *inflight;           /* skey -> job, for jobs not voided */
     list *jobs;               /* every job not yet completed */
-    list *staged;             /* jobs of this event-loop pass, not yet handed over */
     dict *pinned;             /* skey -> pin count */
     dict *queues;             /* lock key -> list of waiting clients, in arrival order */
     list *write_waiters;      /* clients whose write waits for the writer thread */
@@ -92,11 +46,17 @@ typedef struct rockReadIo {
 
 extern rockReadIo rock_io;
 
-/* rock_read.c: client state, jobs, the db SELECT switches to. */
+/* rock_inflight.c: client state, jobs in flight, pins, the db SELECT
+ * switches to. */
+void rockInflightInit(void);
 rockClientState *rockClient(client *c);
 rockReadJob *rockNewJob(redisDb *db, sds key, sds skey);
 redisDb *rockSelectedDb(robj *index);
 redisDb *rockDbBySid(uint32_t sid);
+void rockPin(client *c, sds skey);
+void rockUnpinAll(client *c);
+
+/* rock_read.c */
 void rockWaitWriterQueue(client *c);
 
 /* rock_order.c: arrival order, one FIFO of waiting clients per key. */

@@ -7,6 +7,7 @@
  * `rock_name`. Adding a figure to the list adds it to both. */
 
 #include "server.h"
+#include "rock_readers.h"
 
 #include <dirent.h>
 
@@ -23,25 +24,6 @@ typedef struct rockFigure {
 /* ---------------------------------------------------------------------------
  * Counters and latency
  * ------------------------------------------------------------------------ */
-
-/* The read latency histogram: 1 us .. 100 s, 2 significant digits, 22 KB.
- * Made when the tier starts, not at the first cold read, so that
- * used_memory does not jump by that much at the first read of a server's
- * life (a maxmemory set from used_memory a few KB above it, as upstream's
- * unit/maxmemory does, was passed by that alone). */
-void rockReadLatencyInit(void) {
-    if (rock.read_latency == NULL) hdr_init(1, 100LL * 1000 * 1000, 2, &rock.read_latency);
-}
-
-void rockRecordReadLatency(long long us) {
-    rockReadLatencyInit();
-    hdr_record_value(rock.read_latency, us < 1 ? 1 : us);
-}
-
-static long long rockReadLatencyPercentile(double p) {
-    if (rock.read_latency == NULL || rock.read_latency->total_count == 0) return 0;
-    return hdr_value_at_percentile(rock.read_latency, p);
-}
 
 /* Bytes RocksDB's background threads (threads named rocksdb:*, which run
  * its flushes and compactions and write its blob files) have written to
@@ -79,48 +61,12 @@ static long long rockBackgroundWriteBytes(void) {
 
 /* CONFIG RESETSTAT. */
 void rockResetStats(void) {
-    memset(&rock.stats, 0, sizeof(rock.stats));
+    memset(&rock_stats, 0, sizeof(rock_stats));
     /* At start-up (resetServerStats()) RocksDB has no threads yet: 0. */
     long long bg = rockBackgroundWriteBytes();
-    rock.stats.bg_write_base = bg > 0 ? bg : 0;
-    for (int i = 0; i < ROCK_BLK_COUNTS; i++) atomicSet(rock.blocks[i], 0);
-    if (rock.read_latency) hdr_reset(rock.read_latency);
-}
-
-/* Read an integer RocksDB property, 0 if unavailable. */
-static long long rockDbProperty(const char *prop) {
-    uint64_t v = 0;
-    if (!rock.db || rocksdb_property_int(rock.db, prop, &v) != 0) return 0;
-    return (long long)v;
-}
-
-/* RocksDB's own memory (memtables, table readers, block cache), counted
- * against maxmemory by getMaxmemoryState(), less a fixed working floor:
- * RocksDB's memtable grows in arena blocks of up to 1 MB, so with a tiny
- * maxmemory (a few MB, as in tests) its first blocks alone would push every
- * value out and let allkeys-* policies delete keys. Property reads take a
- * RocksDB mutex: the figure is refreshed by rockCron() every 100 ms, and
- * getMaxmemoryState(), on every command, only reads it. */
-#define ROCK_MEMORY_FLOOR (4LL * 1024 * 1024)
-static size_t rock_external_memory;
-static size_t rock_table_readers_memory; /* its table readers' part */
-
-void rockRefreshExternalMemory(void) {
-    long long readers = rockDbProperty("rocksdb.estimate-table-readers-mem");
-    long long sum = rockDbProperty("rocksdb.cur-size-all-mem-tables") + readers +
-                    (rock.cache ? (long long)rocksdb_cache_get_usage(rock.cache) : 0);
-    rock_external_memory = sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
-    rock_table_readers_memory = readers > 0 ? (size_t)readers : 0;
-}
-
-/* The table readers' part of it (index and filter blocks held outside the
- * cache): it grows with the data on disk, not with what is in flight. */
-size_t rockTableReadersMemory(void) {
-    return rock.db ? rock_table_readers_memory : 0;
-}
-
-size_t rockExternalMemory(void) {
-    return rock.db ? rock_external_memory : 0;
+    rock_stats.bg_write_base = bg > 0 ? bg : 0;
+    for (int i = 0; i < ROCK_BLK_COUNTS; i++) atomicSet(rock_store.blocks[i], 0);
+    rockReadLatencyReset();
 }
 
 static int rockCollectFigures(rockFigure *f) {
@@ -129,53 +75,53 @@ static int rockCollectFigures(rockFigure *f) {
     for (int j = 0; j < server.dbnum; j++) {
         keys += dictSize(server.db[j].dict);
         expires += dictSize(server.db[j].expires);
-        if (rock.dbs) {
-            clean += dictSize(rock.dbs[j].clean);
-            stale += dictSize(rock.dbs[j].stale);
-            split += dictSize(rock.dbs[j].split);
+        if (rock_ks.dbs) {
+            clean += dictSize(rock_ks.dbs[j].clean);
+            stale += dictSize(rock_ks.dbs[j].stale);
+            split += dictSize(rock_ks.dbs[j].split);
         }
     }
-    long long memtables = rockDbProperty("rocksdb.cur-size-all-mem-tables");
-    long long readers = rockDbProperty("rocksdb.estimate-table-readers-mem");
-    long long cache = rock.cache ? (long long)rocksdb_cache_get_usage(rock.cache) : 0;
+    long long memtables = rockStoreProperty("rocksdb.cur-size-all-mem-tables");
+    long long readers = rockStoreProperty("rocksdb.estimate-table-readers-mem");
+    long long cache = rock_store.cache ? (long long)rocksdb_cache_get_usage(rock_store.cache) : 0;
 
-    f[n++] = (rockFigure){"enabled", rock.db != NULL};
+    f[n++] = (rockFigure){"enabled", rock_store.db != NULL};
     f[n++] = (rockFigure){"keys", keys};
     f[n++] = (rockFigure){"expires", expires};
     f[n++] = (rockFigure){"cold_keys", cold};
     f[n++] = (rockFigure){"cold_percent", 0, keys ? 100.0 * cold / keys : 0, 1};
     f[n++] = (rockFigure){"hot_clean_keys", clean};
     f[n++] = (rockFigure){"stale_records", stale};
-    f[n++] = (rockFigure){"evictions", rock.stats.evictions};
-    f[n++] = (rockFigure){"clean_drops", rock.stats.clean_drops};
-    f[n++] = (rockFigure){"external_overshoots", rock.stats.external_overshoots};
-    f[n++] = (rockFigure){"loads", rock.stats.loads};
-    f[n++] = (rockFigure){"sync_loads", rock.stats.sync_loads};
-    f[n++] = (rockFigure){"reads", rock.stats.reads};
-    f[n++] = (rockFigure){"read_bytes", rock.stats.read_bytes};
-    f[n++] = (rockFigure){"writes", rock.stats.writes};
-    f[n++] = (rockFigure){"write_bytes", rock.stats.write_bytes};
-    f[n++] = (rockFigure){"lzf_skipped", rock.stats.lzf_skipped};
-    f[n++] = (rockFigure){"deletes", rock.stats.deletes};
+    f[n++] = (rockFigure){"evictions", rock_stats.evictions};
+    f[n++] = (rockFigure){"clean_drops", rock_stats.clean_drops};
+    f[n++] = (rockFigure){"external_overshoots", rock_stats.external_overshoots};
+    f[n++] = (rockFigure){"loads", rock_stats.loads};
+    f[n++] = (rockFigure){"sync_loads", rock_stats.sync_loads};
+    f[n++] = (rockFigure){"reads", rock_stats.reads};
+    f[n++] = (rockFigure){"read_bytes", rock_stats.read_bytes};
+    f[n++] = (rockFigure){"writes", rock_stats.writes};
+    f[n++] = (rockFigure){"write_bytes", rock_stats.write_bytes};
+    f[n++] = (rockFigure){"lzf_skipped", rock_stats.lzf_skipped};
+    f[n++] = (rockFigure){"deletes", rock_stats.deletes};
     f[n++] = (rockFigure){"split_keys", split};
-    f[n++] = (rockFigure){"split_writes", rock.stats.split_writes};
-    f[n++] = (rockFigure){"element_writes", rock.stats.element_writes};
-    f[n++] = (rockFigure){"split_loads", rock.stats.split_loads};
-    f[n++] = (rockFigure){"split_renames", rock.stats.split_renames};
-    f[n++] = (rockFigure){"dirty_flushes", rock.stats.dirty_flushes};
-    f[n++] = (rockFigure){"element_reads", rock.stats.element_reads};
-    f[n++] = (rockFigure){"point_reads", rock.stats.point_reads};
-    f[n++] = (rockFigure){"loading_spills", rock.stats.loading_spills};
-    f[n++] = (rockFigure){"loading_peak_memory", rock.stats.loading_peak_memory};
-    f[n++] = (rockFigure){"access_updates", rock.stats.access_updates};
-    f[n++] = (rockFigure){"errors", rock.stats.errors};
-    f[n++] = (rockFigure){"write_batches", rock.stats.write_batches};
-    f[n++] = (rockFigure){"write_errors", rock.stats.write_errors};
-    f[n++] = (rockFigure){"master_resyncs", rock.stats.master_resyncs};
-    f[n++] = (rockFigure){"write_waits", rock.stats.write_waits};
-    f[n++] = (rockFigure){"write_postponed", rock.stats.write_postponed};
-    f[n++] = (rockFigure){"read_ahead", rock.stats.read_ahead};
-    f[n++] = (rockFigure){"read_ahead_dropped", rock.stats.read_ahead_dropped};
+    f[n++] = (rockFigure){"split_writes", rock_stats.split_writes};
+    f[n++] = (rockFigure){"element_writes", rock_stats.element_writes};
+    f[n++] = (rockFigure){"split_loads", rock_stats.split_loads};
+    f[n++] = (rockFigure){"split_renames", rock_stats.split_renames};
+    f[n++] = (rockFigure){"dirty_flushes", rock_stats.dirty_flushes};
+    f[n++] = (rockFigure){"element_reads", rock_stats.element_reads};
+    f[n++] = (rockFigure){"point_reads", rock_stats.point_reads};
+    f[n++] = (rockFigure){"loading_spills", rock_stats.loading_spills};
+    f[n++] = (rockFigure){"loading_peak_memory", rock_stats.loading_peak_memory};
+    f[n++] = (rockFigure){"access_updates", rock_stats.access_updates};
+    f[n++] = (rockFigure){"errors", rock_stats.errors};
+    f[n++] = (rockFigure){"write_batches", rock_stats.write_batches};
+    f[n++] = (rockFigure){"write_errors", rock_stats.write_errors};
+    f[n++] = (rockFigure){"master_resyncs", rock_stats.master_resyncs};
+    f[n++] = (rockFigure){"write_waits", rock_stats.write_waits};
+    f[n++] = (rockFigure){"write_postponed", rock_stats.write_postponed};
+    f[n++] = (rockFigure){"read_ahead", rock_stats.read_ahead};
+    f[n++] = (rockFigure){"read_ahead_dropped", rock_stats.read_ahead_dropped};
     f[n++] = (rockFigure){"reads_in_flight", rockReadsInFlight()};
     f[n++] = (rockFigure){"waiting_clients", server.blocked_clients_by_type[BLOCKED_ROCK]};
     f[n++] = (rockFigure){"pending_writes", rockPendingCount()};
@@ -192,9 +138,9 @@ static int rockCollectFigures(rockFigure *f) {
     rockWriteGlibcHeap(&glibc_in_use, &glibc_system);
     f[n++] = (rockFigure){"glibc_heap_in_use", glibc_in_use};
     f[n++] = (rockFigure){"glibc_heap_system", glibc_system};
-    f[n++] = (rockFigure){"pending_hits", rock.stats.pending_hits};
-    f[n++] = (rockFigure){"store_resets", rock.stats.store_resets};
-    f[n++] = (rockFigure){"disk_full", rock.disk_full || rock.disk_low};
+    f[n++] = (rockFigure){"pending_hits", rock_stats.pending_hits};
+    f[n++] = (rockFigure){"store_resets", rock_stats.store_resets};
+    f[n++] = (rockFigure){"disk_full", rockDiskFull() || rockDiskLow()};
     f[n++] = (rockFigure){"read_latency_p50_us", rockReadLatencyPercentile(50.0)};
     f[n++] = (rockFigure){"read_latency_p99_us", rockReadLatencyPercentile(99.0)};
     f[n++] = (rockFigure){"read_latency_p999_us", rockReadLatencyPercentile(99.9)};
@@ -202,11 +148,11 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"rocksdb_memory", memtables + readers + cache};
     f[n++] = (rockFigure){"rocksdb_memtables", memtables};
     f[n++] = (rockFigure){"rocksdb_block_cache_usage", cache};
-    f[n++] = (rockFigure){"rocksdb_block_cache_capacity", rock.cache ? (long long)rocksdb_cache_get_capacity(rock.cache) : 0};
+    f[n++] = (rockFigure){"rocksdb_block_cache_capacity", rock_store.cache ? (long long)rocksdb_cache_get_capacity(rock_store.cache) : 0};
     f[n++] = (rockFigure){"rocksdb_table_readers", readers};
     for (int i = 0; i < ROCK_BLK_COUNTS; i++) {
         long long v;
-        atomicGet(rock.blocks[i], v);
+        atomicGet(rock_store.blocks[i], v);
         f[n++] = (rockFigure){rockBlockCountName(i), v};
     }
     /* Disk and write amplification. rocksdb_bytes_written: what RocksDB
@@ -216,35 +162,35 @@ static int rockCollectFigures(rockFigure *f) {
      * estimated as (cold + hot-clean keys) x the mean record size written
      * since the reset (stale records are garbage, not live). 0 when not
      * known yet. */
-    long long disk = rockDbProperty("rocksdb.total-sst-files-size") + rockDbProperty("rocksdb.total-blob-file-size");
+    long long disk = rockStoreProperty("rocksdb.total-sst-files-size") + rockStoreProperty("rocksdb.total-blob-file-size");
     long long bg = rockBackgroundWriteBytes();
-    long long bg_written = bg >= rock.stats.bg_write_base ? bg - rock.stats.bg_write_base : 0;
-    double live = rock.stats.writes ? (double)(cold + clean) * rock.stats.write_bytes / rock.stats.writes : 0;
+    long long bg_written = bg >= rock_stats.bg_write_base ? bg - rock_stats.bg_write_base : 0;
+    double live = rock_stats.writes ? (double)(cold + clean) * rock_stats.write_bytes / rock_stats.writes : 0;
     f[n++] = (rockFigure){"rocksdb_disk_bytes", disk};
     f[n++] = (rockFigure){"rocksdb_bytes_written", bg_written};
-    f[n++] = (rockFigure){"write_amp", 0, rock.stats.write_bytes ? (double)bg_written / rock.stats.write_bytes : 0, 1};
+    f[n++] = (rockFigure){"write_amp", 0, rock_stats.write_bytes ? (double)bg_written / rock_stats.write_bytes : 0, 1};
     f[n++] = (rockFigure){"space_amp", 0, live > 0 ? disk / live : 0, 1};
-    f[n++] = (rockFigure){"rocksdb_estimated_keys", rockDbProperty("rocksdb.estimate-num-keys")};
-    f[n++] = (rockFigure){"rocksdb_write_stopped", rockDbProperty("rocksdb.is-write-stopped")};
-    f[n++] = (rockFigure){"rocksdb_l0_files", rockDbProperty("rocksdb.num-files-at-level0")};
+    f[n++] = (rockFigure){"rocksdb_estimated_keys", rockStoreProperty("rocksdb.estimate-num-keys")};
+    f[n++] = (rockFigure){"rocksdb_write_stopped", rockStoreProperty("rocksdb.is-write-stopped")};
+    f[n++] = (rockFigure){"rocksdb_l0_files", rockStoreProperty("rocksdb.num-files-at-level0")};
     int l0_applied;
-    atomicGet(rock.l0_applied, l0_applied);
-    f[n++] = (rockFigure){"rocksdb_l0_compaction_trigger", rock.db ? l0_applied : 0};
-    f[n++] = (rockFigure){"rocksdb_delayed_write_rate", rockDbProperty("rocksdb.actual-delayed-write-rate")};
-    f[n++] = (rockFigure){"rocksdb_pending_compaction_bytes", rockDbProperty("rocksdb.estimate-pending-compaction-bytes")};
-    f[n++] = (rockFigure){"rocksdb_running_compactions", rockDbProperty("rocksdb.num-running-compactions")};
-    f[n++] = (rockFigure){"rocksdb_running_flushes", rockDbProperty("rocksdb.num-running-flushes")};
-    f[n++] = (rockFigure){"rocksdb_snapshots", rockDbProperty("rocksdb.num-snapshots")};
+    atomicGet(rock_store.l0_applied, l0_applied);
+    f[n++] = (rockFigure){"rocksdb_l0_compaction_trigger", rock_store.db ? l0_applied : 0};
+    f[n++] = (rockFigure){"rocksdb_delayed_write_rate", rockStoreProperty("rocksdb.actual-delayed-write-rate")};
+    f[n++] = (rockFigure){"rocksdb_pending_compaction_bytes", rockStoreProperty("rocksdb.estimate-pending-compaction-bytes")};
+    f[n++] = (rockFigure){"rocksdb_running_compactions", rockStoreProperty("rocksdb.num-running-compactions")};
+    f[n++] = (rockFigure){"rocksdb_running_flushes", rockStoreProperty("rocksdb.num-running-flushes")};
+    f[n++] = (rockFigure){"rocksdb_snapshots", rockStoreProperty("rocksdb.num-snapshots")};
     serverAssert(n <= ROCK_MAX_FIGURES);
     return n;
 }
 
 /* Whether values can move to disk now, and if not, why. */
 static const char *rockEvictionState(void) {
-    if (!rock.db) return "disabled";
-    if (rock.disk_full) return "stopped (rock-dir is out of space)";
-    if (rock.write_error) return "stopped (RocksDB writes fail)";
-    if (rock.disk_low) return "stopped (free space on rock-dir under rock-min-free-disk)";
+    if (!rock_store.db) return "disabled";
+    if (rockDiskFull()) return "stopped (rock-dir is out of space)";
+    if (rockWriteError()) return "stopped (RocksDB writes fail)";
+    if (rockDiskLow()) return "stopped (free space on rock-dir under rock-min-free-disk)";
     return "running";
 }
 
@@ -257,10 +203,10 @@ sds rockGenInfoString(sds info) {
     int n = rockCollectFigures(f);
 
     info = sdscat(info, "# Rock\r\n");
-    info = sdscatprintf(info, "rock_dir:%s\r\n", rock.abs_dir ? rock.abs_dir : "");
+    info = sdscatprintf(info, "rock_dir:%s\r\n", rock_store.abs_dir ? rock_store.abs_dir : "");
     info = sdscatprintf(info, "rock_compression:%s\r\n", rockCompressionConfigName(rock.compression));
     info = sdscatprintf(info, "rock_eviction:%s\r\n", rockEvictionState());
-    info = sdscatprintf(info, "rock_last_write_error:%s\r\n", rock.write_error ? rock.write_error : "");
+    info = sdscatprintf(info, "rock_last_write_error:%s\r\n", rockWriteError() ? rockWriteError() : "");
     for (int i = 0; i < n; i++) {
         if (f[i].is_percent)
             info = sdscatprintf(info, "rock_%s:%.2f\r\n", f[i].name, f[i].percent);
@@ -272,7 +218,7 @@ sds rockGenInfoString(sds info) {
         long long expires = dictSize(server.db[j].expires);
         if (keys || expires)
             info = sdscatprintf(info, "rock_db%d:keys=%lld,expires=%lld,cold_keys=%lld\r\n",
-                                j, keys, expires, rock.dbs ? rock.dbs[j].cold : 0);
+                                j, keys, expires, rock_ks.dbs ? rock_ks.dbs[j].cold : 0);
     }
     return info;
 }
@@ -290,11 +236,11 @@ static void rockReportCommand(client *c) {
 
     addReplyMapLen(c, n + 5);
     addReplyBulkCString(c, "dir");
-    addReplyBulkCString(c, rock.abs_dir ? rock.abs_dir : "");
+    addReplyBulkCString(c, rock_store.abs_dir ? rock_store.abs_dir : "");
     addReplyBulkCString(c, "eviction");
     addReplyBulkCString(c, rockEvictionState());
     addReplyBulkCString(c, "last_write_error");
-    addReplyBulkCString(c, rock.write_error ? rock.write_error : "");
+    addReplyBulkCString(c, rockWriteError() ? rockWriteError() : "");
     addReplyBulkCString(c, "compression");
     addReplyBulkCString(c, rockCompressionConfigName(rock.compression));
     for (int i = 0; i < n; i++) {
@@ -320,12 +266,12 @@ static void rockReportCommand(client *c) {
         addReplyBulkCString(c, "expires");
         addReplyLongLong(c, expires);
         addReplyBulkCString(c, "cold_keys");
-        addReplyLongLong(c, rock.dbs ? rock.dbs[j].cold : 0);
+        addReplyLongLong(c, rock_ks.dbs ? rock_ks.dbs[j].cold : 0);
     }
 }
 
 static int rockRequireEnabled(client *c) {
-    if (rock.db) return 1;
+    if (rock_store.db) return 1;
     addReplyError(c, "rock is disabled (rock-enabled no)");
     return 0;
 }
@@ -349,9 +295,9 @@ void rockEvictCommand(client *c) {
         }
     }
     if (moved) rockWriteFlush();
-    if (moved && rock.write_error) {
+    if (moved && rockWriteError()) {
         addReplyErrorFormat(c, "rock: RocksDB write failed: %s (the values stay in RAM and the write is retried)",
-                            rock.write_error);
+                            rockWriteError());
         return;
     }
     addReplyLongLong(c, moved);
@@ -384,9 +330,9 @@ void rockStatusCommand(client *c) {
         return;
     }
     robj *val = dictGetVal(de);
-    if (rock.db && rockIsCold(val))
+    if (rock_store.db && rockIsCold(val))
         addReplyBulkCString(c, "cold");
-    else if (rock.db && dictFind(rock.dbs[c->db->id].clean, c->argv[2]->ptr))
+    else if (rock_store.db && dictFind(rock_ks.dbs[c->db->id].clean, c->argv[2]->ptr))
         addReplyBulkCString(c, "hot-clean");
     else
         addReplyBulkCString(c, "hot");
@@ -404,7 +350,7 @@ void rockDiskkeysCommand(client *c) {
     unsigned char bound[4];
     rockPutSid(bound, ROCK_SPLIT_BIT);
     long long n = 0;
-    rocksdb_iterator_t *it = rocksdb_create_iterator(rock.db, rock.ropts);
+    rocksdb_iterator_t *it = rocksdb_create_iterator(rock_store.db, rock_store.ropts);
     if (elements) rocksdb_iter_seek(it, (const char *)bound, sizeof(bound));
     else rocksdb_iter_seek_to_first(it);
     for (; rocksdb_iter_valid(it); rocksdb_iter_next(it)) {

@@ -42,7 +42,6 @@
 #include "rdb.h"
 #include "lzf.h"
 
-#define ROCK_SPLIT_META_LEN (ROCK_HEADER_LEN + 1 + 16)
 
 /* ---------------------------------------------------------------------------
  * Which values split, and their keys
@@ -136,13 +135,6 @@ dictType rockSplitDictType = {
     dictSdsHash, NULL, NULL, dictSdsKeyCompare, dictSdsDestructor, rockSplitInfoDestructor, NULL
 };
 
-/* The split state of `key` in database `dbid`, or NULL when its disk copy
- * is not split (or it has none). */
-rockSplitInfo *rockSplitLookup(int dbid, sds key) {
-    dict *split = rock.dbs[dbid].split;
-    return dictSize(split) ? dictFetchValue(split, key) : NULL;
-}
-
 /* ---------------------------------------------------------------------------
  * Metadata records
  * ------------------------------------------------------------------------ */
@@ -162,10 +154,6 @@ sds rockSplitMeta(const rockSplitInfo *si) {
     rockPutU64((unsigned char *)m + ROCK_HEADER_LEN + 1, si->version);
     rockPutU64((unsigned char *)m + ROCK_HEADER_LEN + 9, si->count);
     return m;
-}
-
-int rockSplitIsMeta(const char *rec, size_t len) {
-    return len == ROCK_SPLIT_META_LEN && rec[0] == ROCK_FORMAT_SPLIT;
 }
 
 /* Version and element count of a metadata record (rockSplitIsMeta()). */
@@ -355,7 +343,7 @@ sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t m
                       char **err, int *err_owned, long long *elements) {
     *err = NULL;
     *err_owned = 0;
-    if (!rockSplitIsMeta(meta, mlen) || rock.db == NULL) {
+    if (!rockSplitIsMeta(meta, mlen) || rock_store.db == NULL) {
         *err = "malformed metadata record";
         return NULL;
     }
@@ -368,7 +356,7 @@ sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t m
 
     sds prefix = rockSplitPrefixInto(NULL, skey, sklen, version);
     size_t plen = sdslen(prefix);
-    rocksdb_iterator_t *it = rocksdb_create_iterator(rock.db, ro);
+    rocksdb_iterator_t *it = rocksdb_create_iterator(rock_store.db, ro);
     uint64_t seen = 0;
     for (rocksdb_iter_seek(it, prefix, plen); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
         size_t klen, vlen;
@@ -402,3 +390,50 @@ sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t m
     if (elements) *elements = (long long)count;
     return rec;
 }
+
+/* Read a record. Returns an sds (caller frees), or NULL with *found = 0 when
+ * the key has no record, or NULL with *found = 1 on a RocksDB error. */
+sds rockDbGet(const sds skey, int *found) {
+    char *err = NULL;
+    size_t len;
+    if (rock_store.db == NULL) {
+        /* A forked child (rockForkDetachChild()): RocksDB belongs to the
+         * parent and its threads, none of which exist here. */
+        rock_stats.errors++;
+        serverLog(LL_WARNING, "rock: a forked child can't read a cold value from RocksDB");
+        *found = 1;
+        return NULL;
+    }
+    char *v = rocksdb_get(rock_store.db, rock_store.ropts, skey, sdslen(skey), &len, &err);
+    if (err) {
+        rockNoteError("read", err);
+        *found = 1;
+        return NULL;
+    }
+    *found = v != NULL;
+    if (!v) return NULL;
+    sds rec;
+    rock_stats.reads++;
+    if (rockSplitIsMeta(v, len)) {
+        /* A collection stored element by element: read them all. */
+        int owned;
+        long long elements = 0;
+        rec = rockSplitAssemble(skey, sdslen(skey), v, len, rock_store.ropts_nofill, &err, &owned, &elements);
+        rocksdb_free(v);
+        if (rec == NULL) {
+            rock_stats.errors++;
+            serverLog(LL_WARNING, "rock: RocksDB read of a collection's elements failed: %s", err);
+            if (owned) rocksdb_free(err);
+            return NULL; /* *found = 1: an error, not a missing value */
+        }
+        rock_stats.split_loads++;
+        rock_stats.element_reads += elements;
+        rock_stats.reads += elements;
+    } else {
+        rec = sdsnewlen(v, len);
+        rocksdb_free(v);
+    }
+    rock_stats.read_bytes += sdslen(rec);
+    return rec;
+}
+

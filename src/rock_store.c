@@ -1,10 +1,13 @@
 /* rock_store.c -- redis-rock: how values are laid out in RocksDB.
  *
- * This file owns:
+ * The storage layer (layer 1). This file owns its state (rock_store):
+ *   - the RocksDB handle: options, open, close, reopen empty, live changes
+ *     of the block cache, memtable size and compression, and RocksDB's memory
+ *     as counted against maxmemory;
  *   - the cold sentinels: one shared object per Redis type (and per module
  *     type) that stands in the main dict for a value living in RocksDB (no
  *     per-key heap object);
- *   - per-database tier state (storage id, hot-clean set, cold count);
+ *   - each database's storage id;
  *   - the record format: key = [storage id, 4 bytes big endian][key bytes],
  *     value = [format byte][encoding byte][LRU/LFU field, 3 bytes big
  *     endian][RDB type byte][rdbSaveObject payload], so that loading is
@@ -12,9 +15,10 @@
  *     and access field are those the value had in RAM: a value paged back
  *     gets both again (OBJECT ENCODING, IDLETIME and FREQ, and the eviction
  *     policies, see the value as it was, not as a fresh load would make it);
- *   - the primitive synchronous RocksDB read (writes go through the writer
- *     thread, rock_write.c; a value not committed yet is read from its
- *     pending buffer).
+ *   - the merge operator that updates a record's LRU/LFU field, and the
+ *     reader threads' block counters.
+ * It calls nothing above it: reads and writes of values are the layers
+ * above (rock_readers.c, rock_write.c, rock_keys.c).
  *
  * Storage ids are per database, not db indexes: SWAPDB swaps two ids, and
  * FLUSHDB gives the database a fresh id and drops the old id's range, so no
@@ -24,12 +28,13 @@
 #include "server.h"
 #include "rdb.h"
 
-
 /* ---------------------------------------------------------------------------
  * Sentinels and per-db state
  * ------------------------------------------------------------------------ */
 
 char rock_module_cold_marker;
+struct rockStore rock_store;
+
 static list *rock_module_sentinels; /* one per module type met so far */
 
 static robj *rockCreateSentinel(int type, int encoding) {
@@ -40,29 +45,24 @@ static robj *rockCreateSentinel(int type, int encoding) {
 }
 
 void rockStoreInit(void) {
-    memset(rock.cold, 0, sizeof(rock.cold));
-    rock.cold[OBJ_STRING] = rockCreateSentinel(OBJ_STRING, OBJ_ENCODING_RAW);
-    rock.cold[OBJ_LIST] = rockCreateSentinel(OBJ_LIST, OBJ_ENCODING_QUICKLIST);
-    rock.cold[OBJ_SET] = rockCreateSentinel(OBJ_SET, OBJ_ENCODING_HT);
-    rock.cold[OBJ_ZSET] = rockCreateSentinel(OBJ_ZSET, OBJ_ENCODING_SKIPLIST);
-    rock.cold[OBJ_HASH] = rockCreateSentinel(OBJ_HASH, OBJ_ENCODING_HT);
-    rock.cold[OBJ_STREAM] = rockCreateSentinel(OBJ_STREAM, OBJ_ENCODING_STREAM);
+    memset(rock_store.cold, 0, sizeof(rock_store.cold));
+    rock_store.cold[OBJ_STRING] = rockCreateSentinel(OBJ_STRING, OBJ_ENCODING_RAW);
+    rock_store.cold[OBJ_LIST] = rockCreateSentinel(OBJ_LIST, OBJ_ENCODING_QUICKLIST);
+    rock_store.cold[OBJ_SET] = rockCreateSentinel(OBJ_SET, OBJ_ENCODING_HT);
+    rock_store.cold[OBJ_ZSET] = rockCreateSentinel(OBJ_ZSET, OBJ_ENCODING_SKIPLIST);
+    rock_store.cold[OBJ_HASH] = rockCreateSentinel(OBJ_HASH, OBJ_ENCODING_HT);
+    rock_store.cold[OBJ_STREAM] = rockCreateSentinel(OBJ_STREAM, OBJ_ENCODING_STREAM);
     /* Module types get theirs on first eviction: rockSentinelOf(). */
     rock_module_sentinels = listCreate();
 
-    rock.dbs = zcalloc(sizeof(rockDb) * server.dbnum);
-    for (int j = 0; j < server.dbnum; j++) {
-        rock.dbs[j].sid = j;
-        rock.dbs[j].clean = dictCreate(&setDictType);
-        rock.dbs[j].stale = dictCreate(&setDictType);
-        rock.dbs[j].split = dictCreate(&rockSplitDictType);
-    }
-    rock.next_split_version = 1;
-    rock.next_sid = server.dbnum;
-    rock.decode_client = createClient(NULL);
-    rock.wopts = rocksdb_writeoptions_create();
-    rocksdb_writeoptions_disable_WAL(rock.wopts, 1);
-    rock.ropts = rocksdb_readoptions_create();
+    rock_store.sids = zmalloc(sizeof(uint32_t) * server.dbnum);
+    for (int j = 0; j < server.dbnum; j++) rock_store.sids[j] = j;
+    rock_store.next_split_version = 1;
+    rock_store.next_sid = server.dbnum;
+    rock_store.decode_client = createClient(NULL);
+    rock_store.wopts = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_disable_WAL(rock_store.wopts, 1);
+    rock_store.ropts = rocksdb_readoptions_create();
     /* The block cache holds data blocks only (the table readers hold index
      * and filter blocks). A value read is paged into RAM anyway, and under
      * uniform random reads its block is as good as never read again (1.3%
@@ -71,15 +71,15 @@ void rockStoreInit(void) {
      * a batch job in key order) find most values in the block just read:
      * such reads fill the cache (ropts), lone reads leave it alone
      * (ropts_nofill). See docs/architecture.md "RocksDB setup". */
-    rocksdb_readoptions_set_fill_cache(rock.ropts, 1);
-    rock.ropts_nofill = rocksdb_readoptions_create();
-    rocksdb_readoptions_set_fill_cache(rock.ropts_nofill, 0);
+    rocksdb_readoptions_set_fill_cache(rock_store.ropts, 1);
+    rock_store.ropts_nofill = rocksdb_readoptions_create();
+    rocksdb_readoptions_set_fill_cache(rock_store.ropts_nofill, 0);
 }
 
 /* The sentinel that stands for `val` once on disk, or NULL when values of its
  * type stay in RAM (a module type that can't save and load itself). */
 robj *rockSentinelOf(robj *val) {
-    if (val->type != OBJ_MODULE) return val->type < ROCK_OBJ_TYPES ? rock.cold[val->type] : NULL;
+    if (val->type != OBJ_MODULE) return val->type < ROCK_OBJ_TYPES ? rock_store.cold[val->type] : NULL;
     moduleType *mt = ((moduleValue *)val->ptr)->type;
     if (mt->rdb_save == NULL || mt->rdb_load == NULL) return NULL;
     listIter li;
@@ -99,6 +99,26 @@ robj *rockSentinelOf(robj *val) {
  * Record format
  * ------------------------------------------------------------------------ */
 
+/* FLUSHDB/FLUSHALL: database `dbid` gets a new, empty storage id. Returns
+ * the old one, whose records the caller has deleted. */
+uint32_t rockStoreRenewSid(int dbid) {
+    uint32_t old = rock_store.sids[dbid];
+    rock_store.sids[dbid] = rock_store.next_sid++;
+    return old;
+}
+
+/* SWAPDB: the storage ids follow the databases' contents. */
+void rockStoreSwapSids(int id1, int id2) {
+    uint32_t tmp = rock_store.sids[id1];
+    rock_store.sids[id1] = rock_store.sids[id2];
+    rock_store.sids[id2] = tmp;
+}
+
+/* The version of a new split write (element keys carry it: rock_split.c). */
+uint64_t rockSplitNewVersion(void) {
+    return rock_store.next_split_version++;
+}
+
 void rockPutSid(unsigned char *p, uint32_t sid) {
     p[0] = sid >> 24; p[1] = sid >> 16; p[2] = sid >> 8; p[3] = sid;
 }
@@ -112,7 +132,7 @@ uint32_t rockGetSid(const unsigned char *p) {
  * reuse, or NULL for a new one). */
 sds rockStorageKeyInto(sds buf, int dbid, const sds key) {
     unsigned char prefix[4];
-    rockPutSid(prefix, rock.dbs[dbid].sid);
+    rockPutSid(prefix, rock_store.sids[dbid]);
     buf = buf ? sdscpylen(buf, (char *)prefix, sizeof(prefix)) : sdsnewlen(prefix, sizeof(prefix));
     return sdscatlen(buf, key, sdslen(key));
 }
@@ -145,7 +165,7 @@ static int rockLzfTry(size_t len) {
     if (!server.rdb_compression || len <= 20) return 0;
     if (rock_lzf.misses < ROCK_LZF_MISSES) return 1;
     if (++rock_lzf.skips < ROCK_LZF_PROBE_EVERY) {
-        rock.stats.lzf_skipped++;
+        rock_stats.lzf_skipped++;
         return 0;
     }
     rock_lzf.skips = 0;
@@ -209,7 +229,7 @@ int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size
 /* The LRU clock or LFU data (robj.lru) of the value a record holds: as it
  * was when the value was written, or last dropped clean (an access-field
  * update, below). */
-static unsigned int rockRecordLru(const char *rec) {
+unsigned int rockRecordLru(const char *rec) {
     const unsigned char *p = (const unsigned char *)rec;
     return ((unsigned int)p[2] << 16) | ((unsigned int)p[3] << 8) | p[4];
 }
@@ -377,7 +397,7 @@ robj *rockDeserialize(sds rec, sds key, int dbid) {
     r.io.buffer.pos = ROCK_HEADER_LEN;
     /* Decode as RESTORE does: a malformed record is reported, never fatal. */
     client *saved = server.current_client;
-    if (saved == NULL || saved->id == CLIENT_ID_AOF) server.current_client = rock.decode_client;
+    if (saved == NULL || saved->id == CLIENT_ID_AOF) server.current_client = rock_store.decode_client;
     int type = rdbLoadObjectType(&r);
     robj *val = NULL;
     if (type != -1) {
@@ -403,25 +423,10 @@ robj *rockDeserialize(sds rec, sds key, int dbid) {
  * RocksDB primitives
  * ------------------------------------------------------------------------ */
 
-static void rockNoteError(const char *what, char *err) {
-    rock.stats.errors++;
+void rockNoteError(const char *what, char *err) {
+    rock_stats.errors++;
     serverLog(LL_WARNING, "rock: RocksDB %s failed: %s", what, err);
     rocksdb_free(err);
-}
-
-/* Drop every record of storage id `sid` (queued for the writer thread). */
-void rockDbDeleteSid(uint32_t sid) {
-    unsigned char start[4], end[4];
-    rockPutSid(start, sid);
-    rockPutSid(end, sid + 1);
-    sds s = sdsnewlen(start, 4), e = sdsnewlen(end, 4);
-    rockWriteDeleteRange(s, e);
-    /* ...and the element records of its split collections (rock_split.c). */
-    rockPutSid((unsigned char *)s, sid | ROCK_SPLIT_BIT);
-    rockPutSid((unsigned char *)e, (sid + 1) | ROCK_SPLIT_BIT);
-    rockWriteDeleteRange(s, e);
-    sdsfree(s);
-    sdsfree(e);
 }
 
 /* Have RocksDB start an L0 compaction at `files` L0 files, slow writes
@@ -436,134 +441,248 @@ void rockStoreSetL0Trigger(int files) {
     const char *keys[3] = {"level0_file_num_compaction_trigger", "level0_slowdown_writes_trigger",
                            "level0_stop_writes_trigger"};
     const char *vals[3] = {trigger, slowdown, stop};
-    rocksdb_set_options(rock.db, 3, keys, vals, &err);
+    rocksdb_set_options(rock_store.db, 3, keys, vals, &err);
     if (err) {
         serverLog(LL_WARNING, "rock: can't set RocksDB's L0 compaction trigger to %d: %s", files, err);
         rocksdb_free(err);
         return;
     }
-    atomicSet(rock.l0_applied, files);
+    atomicSet(rock_store.l0_applied, files);
 }
 
-/* Read a record. Returns an sds (caller frees), or NULL with *found = 0 when
- * the key has no record, or NULL with *found = 1 on a RocksDB error. */
-sds rockDbGet(const sds skey, int *found) {
-    char *err = NULL;
-    size_t len;
-    if (rock.db == NULL) {
-        /* A forked child (rockForkDetachChild()): RocksDB belongs to the
-         * parent and its threads, none of which exist here. */
-        rock.stats.errors++;
-        serverLog(LL_WARNING, "rock: a forked child can't read a cold value from RocksDB");
-        *found = 1;
-        return NULL;
+/* ---------------------------------------------------------------------------
+ * The RocksDB handle: options, open, close, live changes
+ * ------------------------------------------------------------------------ */
+
+/* RocksDB's option-string name of a compression type. */
+static const char *rockCompressionName(int type) {
+    switch (type) {
+    case rocksdb_lz4_compression: return "kLZ4Compression";
+    case rocksdb_zstd_compression: return "kZSTD";
+    default: return "kNoCompression";
     }
-    char *v = rocksdb_get(rock.db, rock.ropts, skey, sdslen(skey), &len, &err);
+}
+
+/* Map rock-compression to RocksDB's (upper levels, bottom level) types. */
+static void rockCompressionTypes(int mode, int *upper, int *bottom) {
+    switch (mode) {
+    case ROCK_COMPRESSION_LZ4:
+        *upper = *bottom = rocksdb_lz4_compression; break;
+    case ROCK_COMPRESSION_ZSTD:
+        *upper = *bottom = rocksdb_zstd_compression; break;
+    case ROCK_COMPRESSION_LZ4_ZSTD:
+        *upper = rocksdb_lz4_compression;
+        *bottom = rocksdb_zstd_compression;
+        break;
+    default:
+        *upper = *bottom = rocksdb_no_compression; break;
+    }
+}
+
+/* RocksDB's memory counts against maxmemory (rockExternalMemory()), so with
+ * a maxmemory set it is sized from it: the block cache gets at most 1/64 of
+ * it (and at most rock-block-cache-size): it holds only data blocks, which
+ * help reads in key order (a few hundred recent blocks are enough) and
+ * hardly at all uniform random ones, and what it takes is RAM the values
+ * can't have. Each of the two memtables gets 1/16 (between 2 MB and 16 MB;
+ * smaller ones mean many tiny files and much more compaction). */
+size_t rockStoreCacheSize(void) {
+    unsigned long long size = rock.block_cache_size;
+    if (server.maxmemory && size > server.maxmemory / 64) size = server.maxmemory / 64;
+    if (size < 1024 * 1024) size = 1024 * 1024;
+    return (size_t)size;
+}
+
+size_t rockStoreWriteBufferSize(void) {
+    unsigned long long size = 16 * 1024 * 1024;
+    if (server.maxmemory && size > server.maxmemory / 16) size = server.maxmemory / 16;
+    if (size < 2 * 1024 * 1024) size = 2 * 1024 * 1024;
+    return (size_t)size;
+}
+
+/* Resize RocksDB's memory after a change of maxmemory (checked every 100 ms
+ * by rockCron()), or at once with `force`. */
+void rockSizeToMaxmemory(int force) {
+    static unsigned long long sized_for;
+    static int sized;
+    if (!rock_store.db) return;
+    if (!force && sized && sized_for == server.maxmemory) return;
+    sized = 1;
+    sized_for = server.maxmemory;
+    rocksdb_cache_set_capacity(rock_store.cache, rockStoreCacheSize());
+    char val[32], *err = NULL;
+    snprintf(val, sizeof(val), "%zu", rockStoreWriteBufferSize());
+    const char *keys[1] = {"write_buffer_size"};
+    const char *vals[1] = {val};
+    rocksdb_set_options(rock_store.db, 1, keys, vals, &err);
     if (err) {
-        rockNoteError("read", err);
-        *found = 1;
-        return NULL;
+        serverLog(LL_WARNING, "rock: can't resize RocksDB's memtables: %s", err);
+        rocksdb_free(err);
     }
-    *found = v != NULL;
-    if (!v) return NULL;
-    sds rec;
-    rock.stats.reads++;
-    if (rockSplitIsMeta(v, len)) {
-        /* A collection stored element by element: read them all. */
-        int owned;
-        long long elements = 0;
-        rec = rockSplitAssemble(skey, sdslen(skey), v, len, rock.ropts_nofill, &err, &owned, &elements);
-        rocksdb_free(v);
-        if (rec == NULL) {
-            rock.stats.errors++;
-            serverLog(LL_WARNING, "rock: RocksDB read of a collection's elements failed: %s", err);
-            if (owned) rocksdb_free(err);
-            return NULL; /* *found = 1: an error, not a missing value */
-        }
-        rock.stats.split_loads++;
-        rock.stats.element_reads += elements;
-        rock.stats.reads += elements;
-    } else {
-        rec = sdsnewlen(v, len);
-        rocksdb_free(v);
-    }
-    rock.stats.read_bytes += sdslen(rec);
-    return rec;
 }
 
-/* Write a cold value into an RDB: its LRU/LFU opcode (when the policy saves
- * one; from the record's field), type byte, key and payload, exactly as
- * rdbSaveKeyValuePair() writes a value in RAM. Saved in this process (SAVE,
- * shutdown, DEBUG RELOAD), the record is read here; a forked child never
- * calls RocksDB and writes the record its parent streamed (rock_fork.c). */
-ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu) {
-    const char *payload;
-    size_t plen;
-    sds rec;
+/* Open a new, empty RocksDB in db_path (inside abs_dir, rock-dir). Returns
+ * C_ERR with *err (RocksDB's, to rocksdb_free()) on failure. */
+int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
+    rock_store.abs_dir = zstrdup(abs_dir);
+    rock_store.db_path = zstrdup(db_path);
+    int upper, bottom;
 
-    if (server.in_fork_child) {
-        if (rockForkCurrentRecord() == NULL) {
-            serverLog(LL_WARNING, "rock: a forked child met a cold value it has no record for");
-            return -1;
-        }
-        rec = sdsdup(rockForkCurrentRecord());
+    rock_store.cache = rocksdb_cache_create_lru(rockStoreCacheSize());
+    /* 16 bits a key: about 0.05% false positives (10 bits: 1%). Only the
+     * levels above the last have filters (optimize_filters_for_hits below),
+     * about a tenth of the keys, but a cold read probes each of them, and
+     * every L0 file: with a dozen L0 files (rockTuneL0()) 10 bits cost
+     * about 10% more disk reads per cold GET. */
+    rock_store.filter = rocksdb_filterpolicy_create_bloom_full(16);
+    rock_store.table_opts = rocksdb_block_based_options_create();
+    rocksdb_block_based_options_set_block_cache(rock_store.table_opts, rock_store.cache);
+    rocksdb_block_based_options_set_filter_policy(rock_store.table_opts, rock_store.filter);
+    /* Index and Bloom filter blocks are held by the table readers, whole,
+     * never evicted: a cold read costs one disk read (its data block), not
+     * an index or filter read when a cache full of data blocks pushed them
+     * out. Their memory (rocksdb_table_readers) counts against maxmemory
+     * like the rest of RocksDB's. It is about 1% of the data on disk for
+     * values of 1 KB, far less than the keys themselves hold in RAM. Every
+     * read is of a key known to be on disk, so the last level (most of the
+     * data) needs no filter: optimize_filters_for_hits. */
+    rocksdb_block_based_options_set_cache_index_and_filter_blocks(rock_store.table_opts, 0);
+    rocksdb_block_based_options_set_format_version(rock_store.table_opts, 5);
+
+    rock_store.opts = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(rock_store.opts, 1);
+    rocksdb_options_set_error_if_exists(rock_store.opts, 1);
+    rocksdb_options_set_block_based_table_factory(rock_store.opts, rock_store.table_opts);
+    rocksdb_options_set_max_background_jobs(rock_store.opts, 2);
+    rocksdb_options_set_write_buffer_size(rock_store.opts, rockStoreWriteBufferSize());
+    rocksdb_options_set_max_write_buffer_number(rock_store.opts, 2);
+    rocksdb_options_set_level_compaction_dynamic_level_bytes(rock_store.opts, 1);
+    rocksdb_options_set_level0_file_num_compaction_trigger(rock_store.opts, ROCK_L0_TRIGGER_DEFAULT);
+    rocksdb_options_set_optimize_filters_for_hits(rock_store.opts, 1);
+    /* A value dropped clean updates its record's LRU/LFU field (rock_store.c). */
+    rocksdb_options_set_merge_operator(rock_store.opts, rockCreateMergeOperator());
+    /* RocksDB's info LOG lives in rock-dir. Once a write to it fails (a
+     * full disk), RocksDB 7.8 aborts the process at its next log line (an
+     * assertion in its file writer): log only what is fatal anyway. Our own
+     * log says what matters (write errors, eviction stops). */
+    rocksdb_options_set_info_log_level(rock_store.opts, 4 /* FATAL_LEVEL */);
+    rocksdb_options_set_max_log_file_size(rock_store.opts, 8 * 1024 * 1024);
+    rocksdb_options_set_keep_log_file_num(rock_store.opts, 2);
+    rockCompressionTypes(rock.compression, &upper, &bottom);
+    rocksdb_options_set_compression(rock_store.opts, upper);
+    rocksdb_options_set_bottommost_compression(rock_store.opts, bottom);
+    if (rock.direct_io) {
+        rocksdb_options_set_use_direct_reads(rock_store.opts, 1);
+        rocksdb_options_set_use_direct_io_for_flush_and_compaction(rock_store.opts, 1);
+    }
+
+    /* Values on disk are thrown away at restart anyway: never spend a
+     * shutdown (or a FLUSHALL's reset) flushing memtables. */
+    rocksdb_options_t *o = rocksdb_options_create();
+    rocksdb_get_options_from_string(rock_store.opts, "avoid_flush_during_shutdown=true", o, err);
+    if (*err != NULL) {
+        serverLog(LL_WARNING, "rock: can't set avoid_flush_during_shutdown: %s", *err);
+        rocksdb_free(*err);
+        *err = NULL;
+        rocksdb_options_destroy(o);
     } else {
-        rec = rockReadRecord(dbid, key->ptr, NULL, 0);
+        rocksdb_options_destroy(rock_store.opts);
+        rock_store.opts = o;
     }
-    if (rec == NULL) return -1;
-    ssize_t ret = -1;
-    if (rockRecordRdbPayload(rec, sdslen(rec), &payload, &plen) == C_ERR) goto done;
-    /* The access field, on an object that stands for the value (the upstream
-     * helpers read only its lru). */
-    robj meta = {.lru = rockRecordLru(rec)};
-    if (savelru && (rdbSaveType(rdb, RDB_OPCODE_IDLE) == -1 ||
-                    rdbSaveLen(rdb, estimateObjectIdleTime(&meta) / 1000) == -1)) goto done;
-    if (savelfu) {
-        uint8_t freq = LFUDecrAndReturn(&meta);
-        if (rdbSaveType(rdb, RDB_OPCODE_FREQ) == -1 || rioWrite(rdb, &freq, 1) == 0) goto done;
-    }
-    if (rdbSaveType(rdb, (unsigned char)payload[0]) != -1 &&
-        rdbSaveStringObject(rdb, key) != -1 &&
-        rioWrite(rdb, payload + 1, plen - 1) != 0)
-    {
-        ret = 1;
-    }
-done:
-    sdsfree(rec);
-    return ret;
+
+    return rockStoreReopen(err);
 }
 
-/* The record of a cold key, read synchronously: from the pending buffer if
- * its write is not committed yet (*from_pending set), else from RocksDB.
- * NULL when it can't be read: a RocksDB error or a missing record, both
- * logged and counted. With `page_in` (the value is about to be paged in) a
- * read in flight for the same record is voided: it is redundant now. A read
- * that leaves the key cold (a copy, a save) leaves those reads alone. */
-sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in) {
-    int found;
-    /* A split collection's point writes are committed first: its elements
-     * are read from RocksDB only (rock_point.c). */
-    rockSplitInfo *si = rock.dbs ? rockSplitLookup(dbid, key) : NULL;
-    if (si && si->ops > 0) rockWriteFlush();
-    sds skey = rockStorageKey(dbid, key);
-    sds rec = rockPendingGet(skey);
-    if (from_pending) *from_pending = rec != NULL;
-    if (rec) {
-        rec = sdsdup(rec);
-        rock.stats.pending_hits++;
-        found = 1;
-    } else {
-        rec = rockDbGet(skey, &found);
+/* Open RocksDB again with the options of rockStoreOpen(), after
+ * rockStoreClose(0) and its files removed (rockResetStore()). */
+int rockStoreReopen(char **err) {
+    *err = NULL;
+    rock_store.db = rocksdb_open(rock_store.opts, rock_store.db_path, err);
+    if (*err != NULL) {
+        rock_store.db = NULL;
+        return C_ERR;
     }
-    unsigned int lru;
-    if (rec && rockPendingAccess(skey, &lru)) rockRecordSetAccess(rec, lru);
-    if (page_in) rockVoidRead(skey);
-    sdsfree(skey);
-    if (rec == NULL && !found) {
-        rock.stats.errors++;
-        serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is missing from RocksDB", key, dbid);
+    rock_store.opened_at = mstime();
+    atomicSet(rock_store.l0_applied, ROCK_L0_TRIGGER_DEFAULT);
+    return C_OK;
+}
+
+/* Close RocksDB; with `all`, free its options and block cache too
+ * (shutdown), else keep them for rockStoreReopen(). */
+void rockStoreClose(int all) {
+    if (rock_store.db) rocksdb_close(rock_store.db);
+    rock_store.db = NULL;
+    if (!all) return;
+    rocksdb_options_destroy(rock_store.opts);
+    rocksdb_block_based_options_destroy(rock_store.table_opts);
+    rocksdb_cache_destroy(rock_store.cache);
+    rock_store.opts = NULL;
+    rock_store.table_opts = NULL;
+    rock_store.cache = NULL;
+    rock_store.filter = NULL; /* Owned and freed by the table options. */
+}
+
+/* rock-block-cache-size changed (CONFIG SET). */
+void rockStoreApplyCacheSize(void) {
+    if (rock_store.cache) rocksdb_cache_set_capacity(rock_store.cache, rockStoreCacheSize());
+}
+
+/* rock-compression changed (CONFIG SET): C_ERR when RocksDB refused it
+ * (logged). */
+int rockStoreApplyCompression(void) {
+    if (!rock_store.db) return C_OK;
+    int upper, bottom;
+    char *dberr = NULL;
+    rockCompressionTypes(rock.compression, &upper, &bottom);
+    const char *keys[2] = {"compression", "bottommost_compression"};
+    const char *vals[2] = {rockCompressionName(upper), rockCompressionName(bottom)};
+    rocksdb_set_options(rock_store.db, 2, keys, vals, &dberr);
+    if (dberr) {
+        serverLog(LL_WARNING, "rock: can't change rock-compression: %s", dberr);
+        rocksdb_free(dberr);
+        return C_ERR;
     }
-    return rec;
+    return C_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * RocksDB's memory
+ * ------------------------------------------------------------------------ */
+
+/* Read an integer RocksDB property, 0 if unavailable. */
+long long rockStoreProperty(const char *prop) {
+    uint64_t v = 0;
+    if (!rock_store.db || rocksdb_property_int(rock_store.db, prop, &v) != 0) return 0;
+    return (long long)v;
+}
+
+/* RocksDB's own memory (memtables, table readers, block cache), counted
+ * against maxmemory by getMaxmemoryState(), less a fixed working floor:
+ * RocksDB's memtable grows in arena blocks of up to 1 MB, so with a tiny
+ * maxmemory (a few MB, as in tests) its first blocks alone would push every
+ * value out and let allkeys-* policies delete keys. Property reads take a
+ * RocksDB mutex: the figure is refreshed by rockCron() every 100 ms, and
+ * getMaxmemoryState(), on every command, only reads it. */
+#define ROCK_MEMORY_FLOOR (4LL * 1024 * 1024)
+static size_t rock_external_memory;
+static size_t rock_table_readers_memory; /* its table readers' part */
+
+void rockRefreshExternalMemory(void) {
+    long long readers = rockStoreProperty("rocksdb.estimate-table-readers-mem");
+    long long sum = rockStoreProperty("rocksdb.cur-size-all-mem-tables") + readers +
+                    (rock_store.cache ? (long long)rocksdb_cache_get_usage(rock_store.cache) : 0);
+    rock_external_memory = sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
+    rock_table_readers_memory = readers > 0 ? (size_t)readers : 0;
+}
+
+/* The table readers' part of it (index and filter blocks held outside the
+ * cache): it grows with the data on disk, not with what is in flight. */
+size_t rockTableReadersMemory(void) {
+    return rock_store.db ? rock_table_readers_memory : 0;
+}
+
+size_t rockExternalMemory(void) {
+    return rock_store.db ? rock_external_memory : 0;
 }
 
 /* ---------------------------------------------------------------------------
@@ -572,7 +691,7 @@ sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in) {
  * What a cold read costs in disk blocks, by kind: RocksDB's per-thread perf
  * context at count level (no timers) on each reader thread gives its
  * block-cache hits and block reads for index, filter and data blocks. A
- * reader adds its counts to rock.blocks[] (atomics: CONFIG RESETSTAT zeroes
+ * reader adds its counts to rock_store.blocks[] (atomics: CONFIG RESETSTAT zeroes
  * them from the event loop) at most every ROCK_BLOCK_HARVEST_US while it
  * works, and once when it goes idle (rockStoreBlockCountsPending() tells it
  * to wait with a timeout), so ROCK REPORT lags the reads by up to that.
@@ -620,7 +739,7 @@ static long long rockPerfField(const char *report, const char *name) {
     return 0;
 }
 
-/* Add this thread's counts to rock.blocks and start counting afresh. */
+/* Add this thread's counts to rock_store.blocks and start counting afresh. */
 void rockStoreHarvestBlockCounts(void) {
     if (rock_perf == NULL || !rock_perf_dirty) return;
     char *r = rocksdb_perfcontext_report(rock_perf, 1);
@@ -631,14 +750,14 @@ void rockStoreHarvestBlockCounts(void) {
     long long fhits = rockPerfField(r, "block_cache_filter_hit_count");
     long long freads = rockPerfField(r, "filter_block_read_count");
     long long dreads = reads - ireads - freads - rockPerfField(r, "compression_dict_block_read_count");
-    atomicIncr(rock.blocks[ROCK_BLK_INDEX_HITS], ihits);
-    atomicIncr(rock.blocks[ROCK_BLK_INDEX_READS], ireads);
-    atomicIncr(rock.blocks[ROCK_BLK_FILTER_HITS], fhits);
-    atomicIncr(rock.blocks[ROCK_BLK_FILTER_READS], freads);
-    atomicIncr(rock.blocks[ROCK_BLK_DATA_HITS], hits - ihits - fhits);
-    atomicIncr(rock.blocks[ROCK_BLK_DATA_READS], dreads > 0 ? dreads : 0);
-    atomicIncr(rock.blocks[ROCK_BLK_READ_BYTES], rockPerfField(r, "block_read_byte"));
-    atomicIncr(rock.blocks[ROCK_BLK_FILTER_SKIPS], rockPerfField(r, "bloom_sst_miss_count"));
+    atomicIncr(rock_store.blocks[ROCK_BLK_INDEX_HITS], ihits);
+    atomicIncr(rock_store.blocks[ROCK_BLK_INDEX_READS], ireads);
+    atomicIncr(rock_store.blocks[ROCK_BLK_FILTER_HITS], fhits);
+    atomicIncr(rock_store.blocks[ROCK_BLK_FILTER_READS], freads);
+    atomicIncr(rock_store.blocks[ROCK_BLK_DATA_HITS], hits - ihits - fhits);
+    atomicIncr(rock_store.blocks[ROCK_BLK_DATA_READS], dreads > 0 ? dreads : 0);
+    atomicIncr(rock_store.blocks[ROCK_BLK_READ_BYTES], rockPerfField(r, "block_read_byte"));
+    atomicIncr(rock_store.blocks[ROCK_BLK_FILTER_SKIPS], rockPerfField(r, "bloom_sst_miss_count"));
     rocksdb_free(r);
     rocksdb_perfcontext_reset(rock_perf);
     rock_perf_dirty = 0;
@@ -658,3 +777,8 @@ long long rockStoreBlockCountsPending(void) {
     long long left = ROCK_BLOCK_HARVEST_US - (long long)(getMonotonicUs() - rock_perf_harvested);
     return left > 0 ? left : 0;
 }
+
+int rockSplitIsMeta(const char *rec, size_t len) {
+    return len == ROCK_SPLIT_META_LEN && rec[0] == ROCK_FORMAT_SPLIT;
+}
+

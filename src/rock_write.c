@@ -123,12 +123,18 @@ static struct {
     long long deletes_queued; /* ...and their number */
     long long access_bytes;   /* RAM held by queued access-field updates */
     long long outstanding;    /* ops queued and not yet handed back */
+    int disk_full;            /* writes failed for lack of space */
+    int disk_low;             /* free space under rock-min-free-disk */
+    sds write_error;          /* last write error while writes fail */
+    char *dir;                /* rock-dir, whose free space is checked */
+    rockWriteCronProc *cron;  /* registered at start (rockWriteStart()) */
+    rockWriteCommittedProc *committed;
     long long failures;       /* failure notices since writes last worked */
     int halting;              /* rockWriteHalt() is throwing writes away */
     long long ops_since_reset;/* writes queued since RocksDB was (re)created */
     long long disk_timer;
     long long disk_free;      /* free bytes on rock-dir at the last check */
-    long long disk_written;   /* rock.stats.write_bytes + pending at that check */
+    long long disk_written;   /* rock_stats.write_bytes + pending at that check */
 } rock_wr;
 
 static dictType rockPendingDictType = {
@@ -183,7 +189,7 @@ static void rockCommitBatch(rockWriteBatch *b) {
             ranges++;
         }
     }
-    rocksdb_write(rock.db, rock.wopts, wb, &b->err);
+    rocksdb_write(rock_store.db, rock_store.wopts, wb, &b->err);
     rocksdb_writebatch_destroy(wb);
     if (b->err || ranges == 0) return;
 
@@ -200,7 +206,7 @@ static void rockCommitBatch(rockWriteBatch *b) {
         char fend[4 + 16];
         memcpy(fend, op->skey, 4);
         memset(fend + 4, 0xff, 16);
-        rocksdb_delete_file_in_range(rock.db, op->skey, sdslen(op->skey), fend, sizeof(fend), &err);
+        rocksdb_delete_file_in_range(rock_store.db, op->skey, sdslen(op->skey), fend, sizeof(fend), &err);
         if (err) {
             serverLog(LL_WARNING, "rock: reclaiming a flushed database's files failed: %s", err);
             rocksdb_free(err);
@@ -607,8 +613,8 @@ static int rockIsNoSpaceError(const char *err) {
 }
 
 static void rockFailureNotice(rockWriteBatch *b) {
-    rock.stats.errors++;
-    rock.stats.write_errors++;
+    rock_stats.errors++;
+    rock_stats.write_errors++;
     /* Logged when it starts, then once a minute while it lasts. */
     if (rock_wr.failures++ % 60 == 0)
         serverLog(LL_WARNING, "rock: RocksDB write of %d operations failed: %s (values stay in RAM; "
@@ -627,8 +633,8 @@ static void rockCompleteBatch(rockWriteBatch *b) {
         if (!rock_wr.halting)
             serverLog(LL_WARNING, "rock: dropping %d RocksDB writes that failed (writer stopped)", b->count);
     } else {
-        rock.stats.write_batches++;
-        if (rock.write_error) {
+        rock_stats.write_batches++;
+        if (rock_wr.write_error) {
             rock_wr.failures = 0;
             rockSetWriteError(NULL, 0);
         }
@@ -638,11 +644,11 @@ static void rockCompleteBatch(rockWriteBatch *b) {
         if (op->kind == ROCK_OP_PUT) {
             dictEntry *de = dictFind(rock_wr.pending, op->skey);
             if (!b->dropped) {
-                rock.stats.writes++;
-                rock.stats.write_bytes += sdslen(op->pv->rec);
+                rock_stats.writes++;
+                rock_stats.write_bytes += sdslen(op->pv->rec);
                 if (op->elements) {
-                    rock.stats.split_writes++;
-                    rock.stats.element_writes += op->elements;
+                    rock_stats.split_writes++;
+                    rock_stats.element_writes += op->elements;
                 }
                 /* Committed: drop it from the buffer, unless a newer value
                  * for the key replaced it there meanwhile. */
@@ -653,11 +659,11 @@ static void rockCompleteBatch(rockWriteBatch *b) {
                 }
             }
         } else if (!b->dropped && op->kind == ROCK_OP_DELETE) {
-            rock.stats.deletes++;
+            rock_stats.deletes++;
         } else if (!b->dropped && op->kind == ROCK_OP_ACCESS) {
-            rock.stats.access_updates++;
+            rock_stats.access_updates++;
         } else if (!b->dropped && op->kind == ROCK_OP_ELEMENT) {
-            rock.stats.element_writes++;
+            rock_stats.element_writes++;
         }
         rockFreeOp(op);
     }
@@ -686,7 +692,7 @@ static void rockWriteCompletions(aeEventLoop *el, int fd, void *privdata, int ma
     char buf[64];
     while (read(fd, buf, sizeof(buf)) > 0);
     rockWriteCompletionsApply();
-    rockEvictAfterWrites();
+    rock_wr.committed();
 }
 
 /* Wait (blocking the event loop) until every queued write is committed, or
@@ -697,9 +703,9 @@ void rockWriteFlush(void) {
      * only grows while this waits: rock_wr.failures is reset by the first
      * batch that succeeds, so a wait that began while writes failed would
      * end at their recovery with batches still queued. */
-    long long notices = rock.stats.write_errors;
+    long long notices = rock_stats.write_errors;
     rockWriteSubmit();
-    while (rock_wr.outstanding > 0 && rock.stats.write_errors == notices) {
+    while (rock_wr.outstanding > 0 && rock_stats.write_errors == notices) {
         pthread_mutex_lock(&rock_wr.lock);
         while (listLength(rock_wr.done) == 0)
             pthread_cond_wait(&rock_wr.done_cond, &rock_wr.lock);
@@ -720,7 +726,7 @@ int rockWriteWaitOne(void) {
         pthread_cond_wait(&rock_wr.done_cond, &rock_wr.lock);
     pthread_mutex_unlock(&rock_wr.lock);
     rockWriteCompletionsApply();
-    rock.stats.write_waits++;
+    rock_stats.write_waits++;
     return 1;
 }
 
@@ -728,19 +734,19 @@ int rockWriteWaitOne(void) {
  * again (err NULL). While they fail, eviction stops. */
 void rockSetWriteError(const char *err, int no_space) {
     if (err == NULL) {
-        if (rock.write_error)
+        if (rock_wr.write_error)
             serverLog(LL_WARNING, "rock: RocksDB writes succeed again; eviction to disk resumes");
-        sdsfree(rock.write_error);
-        rock.write_error = NULL;
-        rock.disk_full = 0;
+        sdsfree(rock_wr.write_error);
+        rock_wr.write_error = NULL;
+        rock_wr.disk_full = 0;
         return;
     }
-    if (rock.write_error == NULL)
+    if (rock_wr.write_error == NULL)
         serverLog(LL_WARNING, "rock: eviction to disk stopped: %s: %s",
                   no_space ? "rock-dir is out of space" : "RocksDB writes fail", err);
-    sdsfree(rock.write_error);
-    rock.write_error = sdsnew(err);
-    rock.disk_full = no_space;
+    sdsfree(rock_wr.write_error);
+    rock_wr.write_error = sdsnew(err);
+    rock_wr.disk_full = no_space;
 }
 
 /* Free bytes on the filesystem holding rock-dir, or -1; less what RocksDB
@@ -748,8 +754,8 @@ void rockSetWriteError(const char *err, int no_space) {
 static long long rockDiskFree(void) {
     struct statvfs vfs;
     uint64_t memtables = 0;
-    if (statvfs(rock.abs_dir, &vfs) == -1) return -1;
-    if (rock.db) rocksdb_property_int(rock.db, "rocksdb.cur-size-all-mem-tables", &memtables);
+    if (statvfs(rock_wr.dir, &vfs) == -1) return -1;
+    if (rock_store.db) rocksdb_property_int(rock_store.db, "rocksdb.cur-size-all-mem-tables", &memtables);
     return (long long)vfs.f_bavail * (long long)vfs.f_frsize - (long long)memtables;
 }
 
@@ -761,26 +767,26 @@ long long rockWriteDiskFree(void) {
 /* Can eviction hand more values to the writer without taking rock-dir under
  * rock-min-free-disk? Counts what was written since the last check. */
 int rockDiskHasRoom(void) {
-    if (rock.disk_low) return 0;
+    if (rock_wr.disk_low) return 0;
     if (rock.min_free_disk == 0 || rock_wr.disk_free < 0) return 1;
-    long long since = rock.stats.write_bytes + rock_wr.pending_bytes - rock_wr.disk_written;
+    long long since = rock_stats.write_bytes + rock_wr.pending_bytes - rock_wr.disk_written;
     if (rock_wr.disk_free - since >= rock.min_free_disk) return 1;
     rockDiskCheck();
-    return !rock.disk_low;
+    return !rock_wr.disk_low;
 }
 
 /* Every 100 ms (and when the estimate says the reserve may be reached). */
 void rockDiskCheck(void) {
     rock_wr.disk_free = rockDiskFree();
-    rock_wr.disk_written = rock.stats.write_bytes + rock_wr.pending_bytes;
+    rock_wr.disk_written = rock_stats.write_bytes + rock_wr.pending_bytes;
     if (rock_wr.disk_free < 0) return;
-    if (!rock.disk_low && rock.min_free_disk && rock_wr.disk_free < rock.min_free_disk) {
-        rock.disk_low = 1;
+    if (!rock_wr.disk_low && rock.min_free_disk && rock_wr.disk_free < rock.min_free_disk) {
+        rock_wr.disk_low = 1;
         serverLog(LL_WARNING, "rock: eviction to disk stopped: %lld bytes free on rock-dir, under "
                   "rock-min-free-disk (%lld); it resumes when space is freed", rock_wr.disk_free, rock.min_free_disk);
-    } else if (rock.disk_low && (rock.min_free_disk == 0 ||
+    } else if (rock_wr.disk_low && (rock.min_free_disk == 0 ||
                rock_wr.disk_free >= rock.min_free_disk + ROCK_DISK_RESUME_SLACK)) {
-        rock.disk_low = 0;
+        rock_wr.disk_low = 0;
         serverLog(LL_WARNING, "rock: %lld bytes free on rock-dir; eviction to disk resumes", rock_wr.disk_free);
     }
 }
@@ -788,7 +794,7 @@ void rockDiskCheck(void) {
 static int rockDiskTimer(aeEventLoop *el, long long id, void *data) {
     UNUSED(el); UNUSED(id); UNUSED(data);
     rockDiskCheck();
-    rockCron(); /* the rest of rock's periodic work */
+    rock_wr.cron(); /* the rest of rock's periodic work */
     return ROCK_DISK_CHECK_MS;
 }
 
@@ -796,7 +802,13 @@ static int rockDiskTimer(aeEventLoop *el, long long id, void *data) {
  * Start and stop
  * ------------------------------------------------------------------------ */
 
-void rockWriteStart(void) {
+/* Start the writer for the store in `dir` (rock-dir, whose free space it
+ * watches). `cron` is called every ROCK_DISK_CHECK_MS from its timer, after
+ * the disk check; `committed` after each pass of batches handed back. */
+void rockWriteStart(const char *dir, rockWriteCronProc *cron, rockWriteCommittedProc *committed) {
+    rock_wr.dir = zstrdup(dir);
+    rock_wr.cron = cron;
+    rock_wr.committed = committed;
     int fds[2];
     if (pipe(fds) == -1 || anetNonBlock(NULL, fds[0]) == ANET_ERR || anetNonBlock(NULL, fds[1]) == ANET_ERR) {
         serverLog(LL_WARNING, "Fatal: rock: can't create the writer wake-up pipe: %s", strerror(errno));
@@ -883,7 +895,7 @@ long long rockWriteHalt(void) {
 /* In a forked child: the writer thread does not exist. The wake-up pipe is
  * the parent's and stays registered (the epoll instance is shared with the
  * parent), its handler does nothing in a child; the disk timer is the
- * child's own copy and goes. Nothing is queued from here on (rock.db is
+ * child's own copy and goes. Nothing is queued from here on (rock_store.db is
  * NULL in a child). */
 void rockWriteDetachChild(void) {
     if (!rock_wr.started) return;
@@ -942,4 +954,33 @@ void rockWriteResume(void) {
         exit(1);
     }
     rock_wr.started = 1;
+}
+
+/* Drop every record of storage id `sid` (queued for the writer thread). */
+void rockWriteDeleteSid(uint32_t sid) {
+    unsigned char start[4], end[4];
+    rockPutSid(start, sid);
+    rockPutSid(end, sid + 1);
+    sds s = sdsnewlen(start, 4), e = sdsnewlen(end, 4);
+    rockWriteDeleteRange(s, e);
+    /* ...and the element records of its split collections (rock_split.c). */
+    rockPutSid((unsigned char *)s, sid | ROCK_SPLIT_BIT);
+    rockPutSid((unsigned char *)e, (sid + 1) | ROCK_SPLIT_BIT);
+    rockWriteDeleteRange(s, e);
+    sdsfree(s);
+    sdsfree(e);
+}
+
+/* Whether writes fail: the last error (NULL while they succeed), and the
+ * disk's state (ROCK REPORT, and eviction, which stops meanwhile). */
+const char *rockWriteError(void) {
+    return rock_wr.write_error;
+}
+
+int rockDiskFull(void) {
+    return rock_wr.disk_full;
+}
+
+int rockDiskLow(void) {
+    return rock_wr.disk_low;
 }
