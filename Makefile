@@ -16,6 +16,7 @@
 #   make bench-smoke      every benchmark in smoke mode; ends with "bench: N passed, N failed"
 #   make install PREFIX=  install like upstream (default /usr/local)
 #   make check-patches    check patches/ applies cleanly to a pristine tree
+#   make check-layers     build, then check the tier's layering (docs/architecture.md)
 #   make refresh-patches  regenerate patches/ from the commits in build/redis
 #   make clean-tree       drop build/redis (and any unrefreshed edits in it)
 #   make clean            remove build products
@@ -31,7 +32,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 BINS := redis-server redis-cli redis-benchmark redis-check-rdb redis-check-aof redis-sentinel
 
-.PHONY: test-soak all build run test test-bulk test-evict-all test-diff test-diff-long stock metric metric-smoke bench bench-deps bench-fio bench-1 bench-2 bench-3 bench-4 bench-5 bench-6 bench-7 bench-8 bench-9 bench-plots bench-smoke install check-patches refresh-patches clean clean-tree deps fetch tree
+.PHONY: test-soak all build run test test-bulk test-evict-all test-diff test-diff-long stock metric metric-smoke bench bench-deps bench-fio bench-1 bench-2 bench-3 bench-4 bench-5 bench-6 bench-7 bench-8 bench-9 bench-plots bench-smoke install check-patches check-layers refresh-patches clean clean-tree deps fetch tree
 
 all: build
 
@@ -167,6 +168,10 @@ install: build
 
 check-patches: fetch
 	@scripts/check-patches.sh $(TARBALL)
+
+check-layers: build
+	@python3 scripts/check-layers.py --self-test
+	@python3 scripts/check-layers.py $(TREE)/src
 
 refresh-patches:
 	@scripts/refresh-patches.sh $(TREE)

@@ -15,31 +15,19 @@
 
 #include "server.h"
 #include "rock_readers.h"
-
-#include <fcntl.h>
-#include <pthread.h>
+#include "rock_handoff.h"
 
 #define ROCK_READ_BATCH 32
 
 static struct {
-    pthread_t *threads;
-    int nthreads;
-    pthread_mutex_t lock;     /* guards queue, done, stop */
-    pthread_cond_t cond;      /* queue has work, or stop */
-    pthread_cond_t stop_cond; /* wakes the debug delay early: stop only */
-    list *queue;              /* jobs waiting for a reader */
-    int share;                /* how many of them a reader takes at a time */
-    list *done;               /* jobs read, waiting for the main thread */
-    int stop;
-    int pipe_rd, pipe_wr;     /* wakes the event loop */
+    rockHandoff h;            /* queue, done, lock, threads: rock_handoff.c */
+    int share;                /* how many queued jobs a reader takes at a time
+                               * (under h.lock) */
     list *staged;             /* main thread: jobs of this pass, not yet handed over */
     rockReadersPointProc *point;
     rockReadersCompleteProc *complete;
-    rockReadersDrainedProc *drained;
     struct hdr_histogram *latency; /* microseconds per value read */
 } readers;
-
-static void rockReadersStartThreads(void);
 
 /* ---------------------------------------------------------------------------
  * Reader threads
@@ -92,34 +80,33 @@ static void *rockReaderMain(void *arg) {
 
     while (1) {
         int n = 0;
-        pthread_mutex_lock(&readers.lock);
-        while (!readers.stop && listLength(readers.queue) == 0) {
+        pthread_mutex_lock(&readers.h.lock);
+        while (!readers.h.stop && listLength(readers.h.queue) == 0) {
             /* Idle: hand in the block counts of the last reads within
              * ROCK_BLOCK_HARVEST_US, then sleep until there is work. */
             long long harvest_us = rockStoreBlockCountsPending();
             if (harvest_us < 0) {
-                pthread_cond_wait(&readers.cond, &readers.lock);
-            } else if (harvest_us == 0 || rockCondWaitUs(&readers.cond, &readers.lock, harvest_us) == ETIMEDOUT) {
-                pthread_mutex_unlock(&readers.lock);
+                pthread_cond_wait(&readers.h.work, &readers.h.lock);
+            } else if (harvest_us == 0 || rockCondWaitUs(&readers.h.work, &readers.h.lock, harvest_us) == ETIMEDOUT) {
+                pthread_mutex_unlock(&readers.h.lock);
                 rockStoreHarvestBlockCounts();
-                pthread_mutex_lock(&readers.lock);
+                pthread_mutex_lock(&readers.h.lock);
             }
         }
-        if (readers.stop) {
-            pthread_mutex_unlock(&readers.lock);
+        if (readers.h.stop) {
+            pthread_mutex_unlock(&readers.h.lock);
             rockStoreReaderExit();
             return NULL;
         }
-        while (n < readers.share && listLength(readers.queue)) {
-            listNode *ln = listFirst(readers.queue);
+        while (n < readers.share && listLength(readers.h.queue)) {
+            listNode *ln = listFirst(readers.h.queue);
             batch[n++] = listNodeValue(ln);
-            listDelNode(readers.queue, ln);
+            listDelNode(readers.h.queue, ln);
         }
-        pthread_mutex_unlock(&readers.lock);
+        pthread_mutex_unlock(&readers.h.lock);
 
         /* Tests widen the window in which a read is in flight. */
-        if (rock.debug_read_delay_ms)
-            rockThreadSleep(&readers.lock, &readers.stop_cond, &readers.stop, rock.debug_read_delay_ms);
+        if (rock.debug_read_delay_ms) rockHandoffSleep(&readers.h, rock.debug_read_delay_ms);
         int fill = 0, m = 0, np = 0;
         rockReadJob *whole[ROCK_READ_BATCH], *points[ROCK_READ_BATCH];
         if (rock_store.db == NULL) {
@@ -156,13 +143,7 @@ static void *rockReaderMain(void *arg) {
         rockStoreCountBatch();
 
 handback:
-        pthread_mutex_lock(&readers.lock);
-        int wake = listLength(readers.done) == 0;
-        for (int j = 0; j < n; j++) listAddNodeTail(readers.done, batch[j]);
-        pthread_mutex_unlock(&readers.lock);
-        if (wake && write(readers.pipe_wr, "x", 1) == -1) {
-            /* Pipe full: the main thread is already due to wake up. */
-        }
+        rockHandoffGiveBack(&readers.h, (void **)batch, n);
     }
 }
 
@@ -187,37 +168,20 @@ int rockReadersStaged(void) {
  * other from a single MultiGet. */
 void rockReadersSubmit(void) {
     if (readers.staged == NULL || listLength(readers.staged) == 0) return;
-    pthread_mutex_lock(&readers.lock);
-    listJoin(readers.queue, readers.staged);
-    int nthreads = readers.nthreads > 0 ? readers.nthreads : 1;
-    int share = (int)((listLength(readers.queue) + nthreads - 1) / nthreads);
+    pthread_mutex_lock(&readers.h.lock);
+    listJoin(readers.h.queue, readers.staged);
+    int nthreads = readers.h.nthreads > 0 ? readers.h.nthreads : 1;
+    int share = (int)((listLength(readers.h.queue) + nthreads - 1) / nthreads);
     readers.share = share > ROCK_READ_BATCH ? ROCK_READ_BATCH : share;
-    if (listLength(readers.queue) > (unsigned long)readers.share)
-        pthread_cond_broadcast(&readers.cond);
+    if (listLength(readers.h.queue) > (unsigned long)readers.share)
+        pthread_cond_broadcast(&readers.h.work);
     else
-        pthread_cond_signal(&readers.cond);
-    pthread_mutex_unlock(&readers.lock);
+        pthread_cond_signal(&readers.h.work);
+    pthread_mutex_unlock(&readers.h.lock);
 }
 
-static void rockReadersCompletions(aeEventLoop *el, int fd, void *privdata, int mask) {
-    UNUSED(el); UNUSED(privdata); UNUSED(mask);
-    if (server.in_fork_child) return; /* the parent's wake-up */
-    char buf[64];
-    while (read(fd, buf, sizeof(buf)) > 0);
-
-    pthread_mutex_lock(&readers.lock);
-    list *done = readers.done;
-    readers.done = listCreate();
-    pthread_mutex_unlock(&readers.lock);
-
-    listNode *ln;
-    while ((ln = listFirst(done)) != NULL) {
-        rockReadJob *job = listNodeValue(ln);
-        listDelNode(done, ln);
-        readers.complete(job);
-    }
-    listRelease(done);
-    readers.drained();
+static void rockReadersComplete(void *job) {
+    readers.complete(job);
 }
 
 /* ---------------------------------------------------------------------------
@@ -226,73 +190,28 @@ static void rockReadersCompletions(aeEventLoop *el, int fd, void *privdata, int 
 
 void rockReadersStart(int nthreads, rockReadersPointProc *point, rockReadersCompleteProc *complete,
                       rockReadersDrainedProc *drained) {
-    int fds[2];
-    if (pipe(fds) == -1 || anetNonBlock(NULL, fds[0]) == ANET_ERR || anetNonBlock(NULL, fds[1]) == ANET_ERR) {
-        serverLog(LL_WARNING, "Fatal: rock: can't create the reader wake-up pipe: %s", strerror(errno));
-        exit(1);
-    }
-    anetCloexec(fds[0]);
-    anetCloexec(fds[1]);
-    readers.pipe_rd = fds[0];
-    readers.pipe_wr = fds[1];
-    if (aeCreateFileEvent(server.el, readers.pipe_rd, AE_READABLE, rockReadersCompletions, NULL) == AE_ERR) {
-        serverLog(LL_WARNING, "Fatal: rock: can't watch the reader wake-up pipe");
-        exit(1);
-    }
-    pthread_mutex_init(&readers.lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&readers.cond, &attr);
-    pthread_cond_init(&readers.stop_cond, &attr);
-    pthread_condattr_destroy(&attr);
-    readers.queue = listCreate();
-    readers.done = listCreate();
+    rockHandoffInit(&readers.h, "reader", rockReadersComplete, drained);
     readers.staged = listCreate();
     readers.share = 1;
-    readers.nthreads = nthreads;
     readers.point = point;
     readers.complete = complete;
-    readers.drained = drained;
     rockReadLatencyInit();
-    rockReadersStartThreads();
+    rockHandoffStart(&readers.h, nthreads, rockReaderMain);
 }
 
 /* Stop the reader threads (before RocksDB closes, or while it is replaced).
  * Reads still queued stay queued for rockReadersResume(). */
 void rockReadersPause(void) {
-    if (readers.threads == NULL) return;
-    pthread_mutex_lock(&readers.lock);
-    readers.stop = 1;
-    pthread_cond_broadcast(&readers.cond);
-    pthread_cond_broadcast(&readers.stop_cond);
-    pthread_mutex_unlock(&readers.lock);
-    for (int j = 0; j < readers.nthreads; j++) pthread_join(readers.threads[j], NULL);
-    zfree(readers.threads);
-    readers.threads = NULL;
-    readers.stop = 0;
+    rockHandoffStop(&readers.h);
 }
 
-static void rockReadersStartThreads(void) {
-    readers.threads = zmalloc(sizeof(pthread_t) * readers.nthreads);
-    for (int j = 0; j < readers.nthreads; j++) {
-        if (pthread_create(&readers.threads[j], NULL, rockReaderMain, NULL) != 0) {
-            serverLog(LL_WARNING, "Fatal: rock: can't start reader thread %d", j);
-            exit(1);
-        }
-    }
-}
-
-/* In a forked child: the reader threads do not exist. The wake-up pipe is
- * the parent's; it stays registered (the epoll instance is shared with the
- * parent: unregistering it here would unregister it there), and its handler
- * does nothing in a child. */
 void rockReadersDetachChild(void) {
-    readers.threads = NULL;
+    rockHandoffDetachChild(&readers.h);
 }
 
 void rockReadersResume(void) {
-    if (readers.threads == NULL && readers.queue != NULL) rockReadersStartThreads();
+    if (readers.h.queue != NULL && !rockHandoffRunning(&readers.h))
+        rockHandoffStart(&readers.h, readers.h.nthreads, rockReaderMain);
 }
 
 /* ---------------------------------------------------------------------------

@@ -10,7 +10,8 @@
  *     committed. Reads of a key whose value is pending are served from this
  *     buffer, never from RocksDB, so a reader thread can never miss a value
  *     that is not committed yet;
- *   - completions: a pipe wakes the event loop, which drops the committed
+ *   - completions: a pipe wakes the event loop (rock_handoff.c, the
+ *     mechanism the reader pool shares), which drops the committed
  *     values from the buffer (unless a newer value for the same key has
  *     arrived meanwhile);
  *   - failures: when RocksDB refuses a batch (a full disk, an I/O error),
@@ -32,6 +33,8 @@
  * every moment. */
 
 #include "server.h"
+
+#include "rock_handoff.h"
 
 #include <pthread.h>
 #include <sys/statvfs.h>
@@ -89,21 +92,15 @@ typedef struct rockWriteBatch {
 } rockWriteBatch;
 
 static struct {
-    pthread_t thread;
+    rockHandoff h;            /* h.queue: rockWriteOp waiting for the writer;
+                               * h.done: rockWriteBatch handed back; h.lock
+                               * also guards trim, purge and l0_trigger */
     int started;
-    pthread_mutex_t lock;     /* guards queue, done, stop */
-    pthread_cond_t cond;      /* queue has work, or stop */
-    pthread_cond_t done_cond; /* a batch was handed back */
-    pthread_cond_t retry_cond;/* wakes the writer's sleeps early: stop only */
-    list *queue;              /* rockWriteOp waiting for the writer */
     list *staged;             /* main thread only: ops not handed over yet */
     size_t staged_bytes;      /* ...and the bytes they carry */
-    list *done;               /* rockWriteBatch waiting for the main thread */
-    int stop;
     int trim;                 /* malloc_trim() asked for (rockWriteRequestTrim) */
     int purge;                /* jemalloc purge asked for (rockWriteRequestPurge) */
     int l0_trigger;           /* L0 trigger to set, 0: none (rockWriteRequestL0Trigger) */
-    int pipe_rd, pipe_wr;
     /* Main thread only. */
     dict *pending;            /* skey -> rockPendingValue */
     dict *elements;           /* element key -> its last queued element op,
@@ -128,7 +125,6 @@ static struct {
     sds write_error;          /* last write error while writes fail */
     char *dir;                /* rock-dir, whose free space is checked */
     rockWriteCronProc *cron;  /* registered at start (rockWriteStart()) */
-    rockWriteCommittedProc *committed;
     long long failures;       /* failure notices since writes last worked */
     int halting;              /* rockWriteHalt() is throwing writes away */
     long long ops_since_reset;/* writes queued since RocksDB was (re)created */
@@ -216,34 +212,27 @@ static void rockCommitBatch(rockWriteBatch *b) {
 
 /* Writer thread: give a batch (or a failure notice) to the main thread. */
 static void rockHandBack(rockWriteBatch *b) {
-    pthread_mutex_lock(&rock_wr.lock);
-    int wake = listLength(rock_wr.done) == 0;
-    listAddNodeTail(rock_wr.done, b);
-    pthread_cond_broadcast(&rock_wr.done_cond);
-    pthread_mutex_unlock(&rock_wr.lock);
-    if (wake && write(rock_wr.pipe_wr, "x", 1) == -1) {
-        /* Pipe full: the main thread is already due to wake up. */
-    }
+    rockHandoffGiveBack(&rock_wr.h, (void **)&b, 1);
 }
 
 static void *rockWriterMain(void *arg) {
     UNUSED(arg);
     rockThreadInit("rock_writer");
     while (1) {
-        pthread_mutex_lock(&rock_wr.lock);
-        while (!rock_wr.stop && !rock_wr.trim && !rock_wr.purge && !rock_wr.l0_trigger &&
-               listLength(rock_wr.queue) == 0)
-            pthread_cond_wait(&rock_wr.cond, &rock_wr.lock);
-        if (rock_wr.l0_trigger && !rock_wr.stop) {
+        pthread_mutex_lock(&rock_wr.h.lock);
+        while (!rock_wr.h.stop && !rock_wr.trim && !rock_wr.purge && !rock_wr.l0_trigger &&
+               listLength(rock_wr.h.queue) == 0)
+            pthread_cond_wait(&rock_wr.h.work, &rock_wr.h.lock);
+        if (rock_wr.l0_trigger && !rock_wr.h.stop) {
             int files = rock_wr.l0_trigger;
             rock_wr.l0_trigger = 0;
-            pthread_mutex_unlock(&rock_wr.lock);
+            pthread_mutex_unlock(&rock_wr.h.lock);
             rockStoreSetL0Trigger(files);
             continue;
         }
-        if (rock_wr.purge && !rock_wr.stop) {
+        if (rock_wr.purge && !rock_wr.h.stop) {
             rock_wr.purge = 0;
-            pthread_mutex_unlock(&rock_wr.lock);
+            pthread_mutex_unlock(&rock_wr.h.lock);
 #if defined(USE_JEMALLOC)
             monotime start = getMonotonicUs();
             jemalloc_purge();
@@ -252,9 +241,9 @@ static void *rockWriterMain(void *arg) {
 #endif
             continue;
         }
-        if (rock_wr.trim && !rock_wr.stop) {
+        if (rock_wr.trim && !rock_wr.h.stop) {
             rock_wr.trim = 0;
-            pthread_mutex_unlock(&rock_wr.lock);
+            pthread_mutex_unlock(&rock_wr.h.lock);
 #ifdef __GLIBC__
             monotime start = getMonotonicUs();
             malloc_trim(0);
@@ -270,26 +259,26 @@ static void *rockWriterMain(void *arg) {
 #endif
             continue;
         }
-        if (listLength(rock_wr.queue) == 0) { /* stop, and nothing left */
-            pthread_mutex_unlock(&rock_wr.lock);
+        if (listLength(rock_wr.h.queue) == 0) { /* stop, and nothing left */
+            pthread_mutex_unlock(&rock_wr.h.lock);
             return NULL;
         }
-        int max = listLength(rock_wr.queue) < ROCK_WRITE_BATCH_OPS ? listLength(rock_wr.queue) : ROCK_WRITE_BATCH_OPS;
+        int max = listLength(rock_wr.h.queue) < ROCK_WRITE_BATCH_OPS ? listLength(rock_wr.h.queue) : ROCK_WRITE_BATCH_OPS;
         rockWriteBatch *b = zcalloc(sizeof(*b));
         b->ops = zmalloc(sizeof(rockWriteOp *) * max);
         size_t bytes = 0;
         while (b->count < max && bytes < ROCK_WRITE_BATCH_BYTES) {
-            listNode *ln = listFirst(rock_wr.queue);
+            listNode *ln = listFirst(rock_wr.h.queue);
             rockWriteOp *op = listNodeValue(ln);
-            listDelNode(rock_wr.queue, ln);
+            listDelNode(rock_wr.h.queue, ln);
             b->ops[b->count++] = op;
             bytes += sdslen(op->skey) + (op->pv ? sdslen(op->pv->rec) : 0);
         }
-        pthread_mutex_unlock(&rock_wr.lock);
+        pthread_mutex_unlock(&rock_wr.h.lock);
 
         /* Tests widen the window in which values are pending. */
         if (rock.debug_write_delay_ms)
-            rockThreadSleep(&rock_wr.lock, &rock_wr.retry_cond, &rock_wr.stop, rock.debug_write_delay_ms);
+            rockHandoffSleep(&rock_wr.h, rock.debug_write_delay_ms);
         rockCommitBatch(b);
         while (b->err) {
             /* Tell the main thread, then retry this same batch: later ones
@@ -300,7 +289,7 @@ static void *rockWriterMain(void *arg) {
             notice->err = b->err;
             b->err = NULL;
             rockHandBack(notice);
-            if (rockThreadSleep(&rock_wr.lock, &rock_wr.retry_cond, &rock_wr.stop, ROCK_WRITE_RETRY_MS)) {
+            if (rockHandoffSleep(&rock_wr.h, ROCK_WRITE_RETRY_MS)) {
                 b->dropped = 1;
                 break;
             }
@@ -327,10 +316,10 @@ static void rockPendingUnref(rockPendingValue *pv) {
  * kept: the staged ops go after everything queued before them. */
 void rockWriteSubmit(void) {
     if (!rock_wr.started || rock_wr.staged == NULL || listLength(rock_wr.staged) == 0) return;
-    pthread_mutex_lock(&rock_wr.lock);
-    listJoin(rock_wr.queue, rock_wr.staged);
-    pthread_cond_signal(&rock_wr.cond);
-    pthread_mutex_unlock(&rock_wr.lock);
+    pthread_mutex_lock(&rock_wr.h.lock);
+    listJoin(rock_wr.h.queue, rock_wr.staged);
+    pthread_cond_signal(&rock_wr.h.work);
+    pthread_mutex_unlock(&rock_wr.h.lock);
     rock_wr.staged_bytes = 0;
 }
 
@@ -672,27 +661,14 @@ static void rockCompleteBatch(rockWriteBatch *b) {
     zfree(b);
 }
 
-static void rockWriteCompletionsApply(void) {
-    pthread_mutex_lock(&rock_wr.lock);
-    list *done = rock_wr.done;
-    rock_wr.done = listCreate();
-    pthread_mutex_unlock(&rock_wr.lock);
-    listNode *ln;
-    while ((ln = listFirst(done)) != NULL) {
-        rockWriteBatch *b = listNodeValue(ln);
-        listDelNode(done, ln);
-        rockCompleteBatch(b);
-    }
-    listRelease(done);
+static void rockWriteComplete(void *b) {
+    rockCompleteBatch(b);
 }
 
-static void rockWriteCompletions(aeEventLoop *el, int fd, void *privdata, int mask) {
-    UNUSED(el); UNUSED(privdata); UNUSED(mask);
-    if (server.in_fork_child) return; /* the parent's wake-up */
-    char buf[64];
-    while (read(fd, buf, sizeof(buf)) > 0);
-    rockWriteCompletionsApply();
-    rock_wr.committed();
+/* The batches handed back so far (rockCompleteBatch() each), without the
+ * `committed` call a wake-up makes: for the waits below. */
+static void rockWriteCompletionsApply(void) {
+    rockHandoffDrain(&rock_wr.h);
 }
 
 /* Wait (blocking the event loop) until every queued write is committed, or
@@ -706,10 +682,10 @@ void rockWriteFlush(void) {
     long long notices = rock_stats.write_errors;
     rockWriteSubmit();
     while (rock_wr.outstanding > 0 && rock_stats.write_errors == notices) {
-        pthread_mutex_lock(&rock_wr.lock);
-        while (listLength(rock_wr.done) == 0)
-            pthread_cond_wait(&rock_wr.done_cond, &rock_wr.lock);
-        pthread_mutex_unlock(&rock_wr.lock);
+        pthread_mutex_lock(&rock_wr.h.lock);
+        while (listLength(rock_wr.h.done) == 0)
+            pthread_cond_wait(&rock_wr.h.done_cond, &rock_wr.h.lock);
+        pthread_mutex_unlock(&rock_wr.h.lock);
         rockWriteCompletionsApply();
     }
 }
@@ -721,10 +697,10 @@ void rockWriteFlush(void) {
 int rockWriteWaitOne(void) {
     if (!rock_wr.started || rock_wr.outstanding == 0) return 0;
     rockWriteSubmit();
-    pthread_mutex_lock(&rock_wr.lock);
-    while (listLength(rock_wr.done) == 0)
-        pthread_cond_wait(&rock_wr.done_cond, &rock_wr.lock);
-    pthread_mutex_unlock(&rock_wr.lock);
+    pthread_mutex_lock(&rock_wr.h.lock);
+    while (listLength(rock_wr.h.done) == 0)
+        pthread_cond_wait(&rock_wr.h.done_cond, &rock_wr.h.lock);
+    pthread_mutex_unlock(&rock_wr.h.lock);
     rockWriteCompletionsApply();
     rock_stats.write_waits++;
     return 1;
@@ -808,53 +784,21 @@ static int rockDiskTimer(aeEventLoop *el, long long id, void *data) {
 void rockWriteStart(const char *dir, rockWriteCronProc *cron, rockWriteCommittedProc *committed) {
     rock_wr.dir = zstrdup(dir);
     rock_wr.cron = cron;
-    rock_wr.committed = committed;
-    int fds[2];
-    if (pipe(fds) == -1 || anetNonBlock(NULL, fds[0]) == ANET_ERR || anetNonBlock(NULL, fds[1]) == ANET_ERR) {
-        serverLog(LL_WARNING, "Fatal: rock: can't create the writer wake-up pipe: %s", strerror(errno));
-        exit(1);
-    }
-    anetCloexec(fds[0]);
-    anetCloexec(fds[1]);
-    rock_wr.pipe_rd = fds[0];
-    rock_wr.pipe_wr = fds[1];
-    if (aeCreateFileEvent(server.el, rock_wr.pipe_rd, AE_READABLE, rockWriteCompletions, NULL) == AE_ERR) {
-        serverLog(LL_WARNING, "Fatal: rock: can't watch the writer wake-up pipe");
-        exit(1);
-    }
+    rockHandoffInit(&rock_wr.h, "writer", rockWriteComplete, committed);
     rock_wr.disk_timer = aeCreateTimeEvent(server.el, ROCK_DISK_CHECK_MS, rockDiskTimer, NULL, NULL);
-    pthread_mutex_init(&rock_wr.lock, NULL);
-    pthread_cond_init(&rock_wr.cond, NULL);
-    pthread_cond_init(&rock_wr.done_cond, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&rock_wr.retry_cond, &attr);
-    pthread_condattr_destroy(&attr);
-    rock_wr.queue = listCreate();
     rock_wr.staged = listCreate();
-    rock_wr.done = listCreate();
     rock_wr.pending = dictCreate(&rockPendingDictType);
     if (rock_wr.access == NULL) rock_wr.access = dictCreate(&rockAccessDictType);
     if (rock_wr.elements == NULL) rock_wr.elements = dictCreate(&rockAccessDictType);
     rockDiskCheck();
-    if (pthread_create(&rock_wr.thread, NULL, rockWriterMain, NULL) != 0) {
-        serverLog(LL_WARNING, "Fatal: rock: can't start the writer thread");
-        exit(1);
-    }
+    rockHandoffStart(&rock_wr.h, 1, rockWriterMain);
     rock_wr.started = 1;
 }
 
 static void rockWriteJoin(void) {
     rockWriteSubmit();
-    pthread_mutex_lock(&rock_wr.lock);
-    rock_wr.stop = 1;
-    pthread_cond_broadcast(&rock_wr.cond);
-    pthread_cond_broadcast(&rock_wr.retry_cond);
-    pthread_mutex_unlock(&rock_wr.lock);
-    pthread_join(rock_wr.thread, NULL);
+    rockHandoffStop(&rock_wr.h); /* the writer finishes its queue first */
     rock_wr.started = 0;
-    rock_wr.stop = 0;
     rock_wr.l0_trigger = 0;
 }
 
@@ -866,11 +810,11 @@ static void rockWriteJoin(void) {
 long long rockWriteHalt(void) {
     if (!rock_wr.started) return 0;
     rockWriteSubmit();
-    pthread_mutex_lock(&rock_wr.lock);
-    list *queue = rock_wr.queue;
+    pthread_mutex_lock(&rock_wr.h.lock);
+    list *queue = rock_wr.h.queue;
     long long dropped = listLength(queue);
-    rock_wr.queue = listCreate();
-    pthread_mutex_unlock(&rock_wr.lock);
+    rock_wr.h.queue = listCreate();
+    pthread_mutex_unlock(&rock_wr.h.lock);
     listNode *ln;
     while ((ln = listFirst(queue)) != NULL) {
         rockFreeOp(listNodeValue(ln));
@@ -900,6 +844,7 @@ long long rockWriteHalt(void) {
 void rockWriteDetachChild(void) {
     if (!rock_wr.started) return;
     if (rock_wr.disk_timer != AE_ERR) aeDeleteTimeEvent(server.el, rock_wr.disk_timer);
+    rockHandoffDetachChild(&rock_wr.h);
     rock_wr.started = 0;
 }
 
@@ -907,10 +852,10 @@ void rockWriteDetachChild(void) {
  * lock and wake it (rockWriterMain() runs the job and clears the slot). */
 static void rockWriteAsk(int *slot, int value) {
     if (!rock_wr.started) return;
-    pthread_mutex_lock(&rock_wr.lock);
+    pthread_mutex_lock(&rock_wr.h.lock);
     *slot = value;
-    pthread_cond_signal(&rock_wr.cond);
-    pthread_mutex_unlock(&rock_wr.lock);
+    pthread_cond_signal(&rock_wr.h.work);
+    pthread_mutex_unlock(&rock_wr.h.lock);
 }
 
 /* Ask the writer thread to hand the free memory of the glibc heaps back to
@@ -949,10 +894,7 @@ int rockWriteDirty(void) {
 void rockWriteResume(void) {
     if (rock_wr.started) return;
     rock_wr.ops_since_reset = 0;
-    if (pthread_create(&rock_wr.thread, NULL, rockWriterMain, NULL) != 0) {
-        serverLog(LL_WARNING, "Fatal: rock: can't restart the writer thread");
-        exit(1);
-    }
+    rockHandoffStart(&rock_wr.h, 1, rockWriterMain);
     rock_wr.started = 1;
 }
 
