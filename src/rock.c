@@ -28,9 +28,9 @@
 #include <sys/types.h>
 
 static int rock_lock_fd = -1; /* fcntl-locked rock-dir/redis-rock.lock */
-static int rock_l0_trigger;
-static char *rock_abs_dir;  /* rock-dir resolved at startup */
-static char *rock_db_path;  /* rock_abs_dir/rocksdb */   /* L0 trigger last asked of RocksDB (rockTuneL0()) */
+static int rock_l0_trigger;   /* L0 trigger last asked of RocksDB (rockTuneL0()) */
+static char *rock_abs_dir;    /* rock-dir resolved at startup */
+static char *rock_db_path;    /* rock_abs_dir/rocksdb */
 
 /* ---------------------------------------------------------------------------
  * Helpers

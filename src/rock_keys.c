@@ -24,8 +24,9 @@
 struct rockKeyspace rock_ks;
 
 /* ROCK EVICT and ROCK STATUS take key names whose values they never read
- * (they move them out, or say where they are). Found in the command table
- * at start-up (rockKeysInit()). */
+ * (they move them out, or say where they are). Found at start-up
+ * (rockKeysInit()) in the table of original names, which rename-command
+ * leaves alone: the same command structs as the live table's. */
 static struct redisCommand *rock_evict_cmd, *rock_status_cmd;
 
 int rockIsOwnKeyCommand(struct redisCommand *cmd) {
@@ -34,8 +35,8 @@ int rockIsOwnKeyCommand(struct redisCommand *cmd) {
 
 /* At start-up, after rockStoreInit(): the per-db state. */
 void rockKeysInit(void) {
-    rock_evict_cmd = lookupCommandByCString("rock|evict");
-    rock_status_cmd = lookupCommandByCString("rock|status");
+    rock_evict_cmd = lookupCommandByCStringLogic(server.orig_commands, "rock|evict");
+    rock_status_cmd = lookupCommandByCStringLogic(server.orig_commands, "rock|status");
     rock_ks.dbs = zcalloc(sizeof(rockDb) * server.dbnum);
     for (int j = 0; j < server.dbnum; j++) {
         rock_ks.dbs[j].clean = dictCreate(&setDictType);

@@ -156,10 +156,6 @@ void rockReadersStage(rockReadJob *job) {
     listAddNodeTail(readers.staged, job);
 }
 
-int rockReadersStaged(void) {
-    return readers.staged ? (int)listLength(readers.staged) : 0;
-}
-
 /* rockBeforeSleep(): hand every read this event-loop pass queued (commands,
  * read-ahead) to the readers at once: one lock and one wake-up for the
  * pass instead of one per read. The readers split them: each takes an

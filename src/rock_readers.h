@@ -58,7 +58,6 @@ typedef void rockReadersDrainedProc(void);
 void rockReadersStart(int nthreads, rockReadersPointProc *point, rockReadersCompleteProc *complete,
                       rockReadersDrainedProc *drained);
 void rockReadersStage(rockReadJob *job);
-int rockReadersStaged(void);
 void rockReadersSubmit(void);
 void rockReadersPause(void);
 void rockReadersResume(void);

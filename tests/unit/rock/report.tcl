@@ -181,3 +181,16 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory 32mb}} {
         assert {[rock_info_field rock_rocksdb_data_block_reads] > 0}
     }
 }
+
+start_server {tags {"rock"} overrides {rock-enabled yes rename-command {rock myrock}}} {
+    test {ROCK renamed: STATUS and EVICT of a cold key still read nothing} {
+        r set k [string repeat v 500]
+        assert_equal 1 [r myrock evict k]
+        set loads [rock_info_field rock_loads]
+        assert_equal cold [r myrock status k]
+        assert_equal 0 [r myrock evict k]
+        assert_equal $loads [rock_info_field rock_loads]
+        assert_equal [string repeat v 500] [r get k]
+        assert_equal [expr {$loads + 1}] [rock_info_field rock_loads]
+    }
+}
