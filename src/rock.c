@@ -228,7 +228,7 @@ static void rockPrepareDir(void) {
 static void rockTuneL0(void) {
     static long long last_bytes;
     static int quiet;
-    long long bytes = rock_stats.write_bytes;
+    long long bytes = rock_write_stats.write_bytes;
     long long rate = bytes >= last_bytes ? bytes - last_bytes : 0; /* RESETSTAT */
     last_bytes = bytes;
     int want = rock_l0_trigger;
@@ -391,7 +391,6 @@ void rockResetStore(void) {
         rockReadersResume(); /* queued reads (all void) complete as errors */
         return;
     }
-    rock_stats.store_resets++;
     rockL0TriggerOpened();
     rockSizeToMaxmemory(1);
     rockWriteResume();

@@ -83,7 +83,8 @@ typedef struct rockDb {
                         * stored element by element -> rockSplitInfo */
 } rockDb;
 
-/* Counters reset by CONFIG RESETSTAT. */
+/* Counters reset by CONFIG RESETSTAT (every field a long long: they are
+ * added up field by field, rockStatsTotal() in rock_report.c). */
 typedef struct rockStats {
     long long evictions;    /* values moved out of RAM */
     long long clean_drops;  /* ...of which dropped without a write (clean) */
@@ -102,7 +103,6 @@ typedef struct rockStats {
     long long write_waits;  /* event loop waited for the writer (backlog) */
     long long write_postponed; /* commands that waited for the writer (backlog) */
     long long store_resets; /* RocksDB replaced by an empty one (FLUSHALL) */
-    long long bg_write_base;/* RocksDB's threads' disk writes at the reset */
     long long read_ahead;   /* reads queued ahead for a pipeline's next commands */
     long long read_ahead_dropped; /* ...whose value was not paged in: over the
                                    * byte cap, or its client gone */
@@ -160,7 +160,15 @@ struct rockConfig {
 };
 
 extern struct rockConfig rock;
-extern rockStats rock_stats;         /* rock_conf.c: every layer counts here */
+/* Each layer counts in its own rockStats (a field it does not count stays
+ * 0); ROCK REPORT and INFO rock add the three up, CONFIG RESETSTAT resets
+ * each through its layer's function. */
+extern rockStats rock_store_stats;   /* rock_store.c, rock_split.c */
+extern rockStats rock_write_stats;   /* rock_write.c */
+extern rockStats rock_ks_stats;      /* the keyspace layer */
+void rockStoreResetStats(void);
+void rockWriteResetStats(void);
+void rockKeysResetStats(void);
 
 /* The storage layer's state (rock_store.c): the RocksDB handle and options,
  * and what the record format needs. Changed only by rock_store.c's
@@ -263,7 +271,7 @@ static inline int rockThreadSleep(pthread_mutex_t *lock, pthread_cond_t *cond, i
 /* rock_element.c: element writes of split collections. */
 void rockPointNoteWritten(rockSplitInfo *si, sds ele);
 sds rockPointValueOf(robj *o, sds ele);
-void rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si);
+int rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si);
 
 /* rock_point.c: point reads of split collections, around call(). */
 void rockPointEnter(client *c);

@@ -62,7 +62,7 @@ int rockAheadKeep(rockReadJob *job, robj *val, int dbid) {
     long long bytes = st ? rockAheadValueSize(job, val, dbid) : 0;
     int keep = st && st->ahead_bytes + bytes <= rockAheadByteCap();
     if (st) st->ahead_bytes += bytes;
-    if (!keep) rock_stats.read_ahead_dropped++;
+    if (!keep) rock_ks_stats.read_ahead_dropped++;
     return keep;
 }
 
@@ -158,7 +158,7 @@ void rockReadAhead(client *c) {
                 job->ahead_client = c->id;
                 st->ahead_inflight++;
                 rockReadersStage(job);
-                rock_stats.read_ahead++;
+                rock_ks_stats.read_ahead++;
             }
             getKeysFreeResult(&result);
         }

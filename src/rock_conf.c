@@ -1,20 +1,18 @@
 /* rock_conf.c -- redis-rock: the configuration values and the counters.
  *
- * This file owns the two things every layer of the tier reads or adds to,
- * kept at the bottom so that no layer reaches up for them:
+ * This file owns what every layer of the tier reads, kept at the bottom so
+ * that no layer reaches up for it:
  *   - `rock`: the rock-* configuration values, bound to upstream's config
  *     table (patch 0003). Written by config.c (the config file, CONFIG SET)
  *     and, for the start-up-only options, by rockStartup(); the tier only
  *     reads them;
- *   - `rock_stats`: the tier's counters (ROCK REPORT, INFO rock), each
- *     added to by the one place that does what it counts and reset by
- *     CONFIG RESETSTAT;
- *   - the names of rock-compression's values. */
+ *   - the names of rock-compression's values.
+ * (Each layer keeps its own counters: rock_store_stats, rock_write_stats,
+ * rock_ks_stats; ROCK REPORT adds them up.) */
 
 #include "server.h"
 
 struct rockConfig rock;
-rockStats rock_stats;
 
 configEnum rock_compression_enum[] = {
     {"none", ROCK_COMPRESSION_NONE},

@@ -54,9 +54,10 @@ sds rockPointValueOf(robj *o, sds ele) {
 
 /* The clean drop of `key` (value `val`, split state `si`): queue the
  * elements point writes changed while it was in RAM, each as one record
- * put or delete, then the metadata record with the new count. */
-void rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
-    if (si->dirty == NULL) return;
+ * put or delete, then the metadata record with the new count. Returns 1
+ * when there was anything to write (counted by the caller). */
+int rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
+    if (si->dirty == NULL) return 0;
     sds skey = rockStorageKey(db->id, key);
     si->writes++;
     dictIterator *di = dictGetIterator(si->dirty);
@@ -72,6 +73,6 @@ void rockPointFlushDirty(redisDb *db, sds key, robj *val, rockSplitInfo *si) {
     si->dirty = NULL;
     si->count = (uint64_t)rockCollectionSize(val);
     rockWriteElement(sdsdup(skey), rockSplitMeta(si), si, 0);
-    rock_stats.dirty_flushes++;
     sdsfree(skey);
+    return 1;
 }

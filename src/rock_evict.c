@@ -473,7 +473,7 @@ static long long rockEvictCleanOnly(long long need) {
  * (the policy decides) when Redis's own memory is over without them. */
 static int rockNothingMoves(void) {
     if (rockUnpinnedExcess(rockPolicyMemory()) == 0) {
-        rock_stats.external_overshoots++;
+        rock_ks_stats.external_overshoots++;
         return C_OK;
     }
     return C_ERR;

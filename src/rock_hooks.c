@@ -74,7 +74,7 @@ static int rockRenameCarry(redisDb *db, sds key, robj *val) {
     dictAdd(rdb->split, sdsdup(rock_rename.dst), si);
     rockWriteElement(dkey, rockSplitMeta(si), si, 0);
     sdsfree(skey);
-    rock_stats.split_renames++;
+    rock_ks_stats.split_renames++;
     rockRenameLeave();
     return 1; /* cold count: one cold key left, one came */
 }
@@ -97,7 +97,7 @@ robj *rockLookupCold(redisDb *db, robj *key, robj *val) {
     if (rock_rename.src && rockRenaming(db, key->ptr)) return val; /* the sentinel moves */
     dictEntry *de = dictFind(db->dict, key->ptr);
     serverAssert(de != NULL);
-    rock_stats.sync_loads++;
+    rock_ks_stats.sync_loads++;
     robj *loaded = rockLoadEntry(db, de);
     /* Paged in while the command runs: rockCallEnter() saw no hot-clean key
      * then and may not have noted the command's keys. A write command may
@@ -131,7 +131,7 @@ int rockPrepareNested(client *c, sds *err) {
         dictEntry *de = dictFind(c->db->dict, key->ptr);
         if (de == NULL || !rockIsCold(dictGetVal(de))) continue;
         if (!rockKeyNeedsValue(c->cmd, c->argv, c->argc, key->ptr)) continue;
-        rock_stats.sync_loads++;
+        rock_ks_stats.sync_loads++;
         if (rockLoadEntry(c->db, de) == NULL) {
             if (err) *err = sdscatfmt(sdsempty(), "rock: can't read the value of '%S' from disk (see the server log)",
                                       (sds)key->ptr);

@@ -22,6 +22,11 @@
 #include "rock_readers.h"
 
 struct rockKeyspace rock_ks;
+rockStats rock_ks_stats; /* the keyspace layer's counters (rock.h) */
+
+void rockKeysResetStats(void) {
+    memset(&rock_ks_stats, 0, sizeof(rock_ks_stats));
+}
 
 /* ROCK EVICT and ROCK STATUS take key names whose values they never read
  * (they move them out, or say where they are). Found at start-up
@@ -249,7 +254,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         if (si) rockAccessOperand(val->lru, si->header + 2);
         if (si && si->dirty) {
             if (rockWriteError() || !rockDiskHasRoom()) return ROCK_EVICT_ERROR;
-            rockPointFlushDirty(db, key, val, si);
+            if (rockPointFlushDirty(db, key, val, si)) rock_ks_stats.dirty_flushes++;
         }
         /* Clean re-eviction: the disk copy is the same value. No value
          * write, so it goes on while writes can't (a full disk). The
@@ -269,7 +274,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
             sdsfree(skey);
         }
         dictDelete(rdb->clean, key);
-        rock_stats.clean_drops++;
+        rock_ks_stats.clean_drops++;
     } else {
         if (rockWriteError() || !rockDiskHasRoom()) return ROCK_EVICT_ERROR;
         robj *keyobj = createStringObject(key, sdslen(key));
@@ -296,7 +301,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
     dictSetVal(db->dict, de, sentinel);
     rockFreeMoved(db, val);
     rdb->cold++;
-    rock_stats.evictions++;
+    rock_ks_stats.evictions++;
     return ROCK_EVICT_OK;
 }
 
@@ -311,7 +316,7 @@ static robj *rockReadValue(redisDb *db, sds key, int page_in) {
     robj *val = rockDeserialize(rec, key, db->id);
     sdsfree(rec);
     if (val == NULL) {
-        rock_stats.errors++;
+        rock_ks_stats.errors++;
         serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is malformed in RocksDB", key, db->id);
         return NULL;
     }
@@ -358,7 +363,7 @@ void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
     rockCleanInit(ce, LRU_CLOCK(), val->lru); /* val->lru: its record's, untouched yet */
     if (rock_value_hot) rock_value_hot(db, dictGetKey(de));
     rdb->cold--;
-    rock_stats.loads++;
+    rock_ks_stats.loads++;
 }
 
 /* The value of an entry, paged in synchronously if cold: for the few upstream
@@ -393,7 +398,7 @@ robj *rockEntryValueCopy(redisDb *db, dictEntry *de) {
 robj *rockEntryValueOrNull(redisDb *db, dictEntry *de) {
     robj *val = dictGetVal(de);
     if (!rockIsCold(val)) return val;
-    rock_stats.sync_loads++;
+    rock_ks_stats.sync_loads++;
     return rockLoadEntry(db, de);
 }
 
@@ -421,7 +426,7 @@ sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in) {
     if (from_pending) *from_pending = rec != NULL;
     if (rec) {
         rec = sdsdup(rec);
-        rock_stats.pending_hits++;
+        rock_ks_stats.pending_hits++;
         found = 1;
     } else {
         rec = rockDbGet(skey, &found);
@@ -431,7 +436,7 @@ sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in) {
     if (page_in) rockVoidRead(skey);
     sdsfree(skey);
     if (rec == NULL && !found) {
-        rock_stats.errors++;
+        rock_ks_stats.errors++;
         serverLog(LL_WARNING, "rock: value of cold key '%s' (db %d) is missing from RocksDB", key, dbid);
     }
     return rec;

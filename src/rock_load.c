@@ -53,7 +53,7 @@ static struct {
 
 static void rockLoadingPeak(void) {
     size_t used = zmalloc_used_memory();
-    if ((long long)used > rock_stats.loading_peak_memory) rock_stats.loading_peak_memory = (long long)used;
+    if ((long long)used > rock_ks_stats.loading_peak_memory) rock_ks_stats.loading_peak_memory = (long long)used;
 }
 
 /* Forget the spill state; with `drop`, the records written are deleted. */
@@ -171,7 +171,7 @@ robj *rockLoadingObjectDone(robj *o, sds key, int dbid) {
     rock_load.sentinel_lru = sentinel->lru;
     rock_load.val = sentinel;
     decrRefCount(o);
-    rock_stats.loading_spills++;
+    rock_ks_stats.loading_spills++;
     return sentinel;
 }
 
@@ -191,7 +191,7 @@ void rockLoadingKeyDone(redisDb *db) {
             rockWriteElement(sdsdup(rock_load.skey), rockSplitMeta(si), si, 0);
         }
         rock_ks.dbs[rock_load.dbid].cold++;
-        rock_stats.evictions++;
+        rock_ks_stats.evictions++;
         rockLoadingForget(0);
     } else {
         rockSplitDrop(rock_load.dbid, rock_load.key);

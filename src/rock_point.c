@@ -380,7 +380,7 @@ void rockPointComplete(rockReadJob *job) {
     if (c && valid) {
         rockClientState *st = rockClient(c);
         if (job->status != ROCK_READ_OK) {
-            rock_stats.errors++;
+            rock_ks_stats.errors++;
             if (st->failed_key == NULL) st->failed_key = sdsdup(job->key);
         } else {
             rockPointDrop(c);
@@ -393,12 +393,12 @@ void rockPointComplete(rockReadJob *job) {
             job->peles = NULL;
             for (int j = 0; j < job->nkeys; j++) {
                 ps->vals[j] = job->pvals[j];
-                if (job->pvals[j]) rock_stats.read_bytes += sdslen(job->pvals[j]);
+                if (job->pvals[j]) rock_ks_stats.read_bytes += sdslen(job->pvals[j]);
                 job->pvals[j] = NULL;
             }
             st->point = ps;
-            rock_stats.reads += records;
-            rock_stats.element_reads += records;
+            rock_ks_stats.reads += records;
+            rock_ks_stats.element_reads += records;
             rockRecordReadLatency(getMonotonicUs() - job->start);
         }
     }
@@ -484,7 +484,7 @@ void rockPointEnter(client *c) {
     rock_point.si = si;
     si->refs++;
     rock_point.base = si->count >= present ? si->count - present : 0;
-    rock_stats.point_reads++;
+    rock_ks_stats.point_reads++;
 }
 
 /* After a point write: queue what changed, each element alone, and the

@@ -150,12 +150,12 @@ static void rockCompleteJob(rockReadJob *job) {
     if (de && rockIsCold(dictGetVal(de))) {
         /* Not voided and still cold: this result is the current value. */
         if (job->status == ROCK_READ_OK) {
-            rock_stats.reads++;
-            rock_stats.read_bytes += sdslen(job->rec);
+            rock_ks_stats.reads++;
+            rock_ks_stats.read_bytes += sdslen(job->rec);
             if (job->elements) {
-                rock_stats.split_loads++;
-                rock_stats.element_reads += job->elements;
-                rock_stats.reads += job->elements;
+                rock_ks_stats.split_loads++;
+                rock_ks_stats.element_reads += job->elements;
+                rock_ks_stats.reads += job->elements;
             }
             if (job->has_access) rockRecordSetAccess(job->rec, job->access);
             robj *val = rockDeserialize(job->rec, job->key, db->id);
@@ -176,12 +176,12 @@ static void rockCompleteJob(rockReadJob *job) {
                 if (job->ahead && val->refcount != OBJ_SHARED_REFCOUNT) rockMarkAccessed(val);
                 applied = 1;
             } else if (!dropped) {
-                rock_stats.errors++;
+                rock_ks_stats.errors++;
                 serverLog(LL_WARNING, "rock: value of cold key '%s' is malformed in RocksDB", job->key);
                 failed = 1;
             }
         } else {
-            rock_stats.errors++;
+            rock_ks_stats.errors++;
             if (job->status == ROCK_READ_NOTFOUND)
                 serverLog(LL_WARNING, "rock: value of cold key '%s' is missing from RocksDB", job->key);
             failed = 1;
@@ -377,7 +377,7 @@ static int rockFailCommand(client *c, int is_exec) {
     if (c->flags & CLIENT_MASTER) {
         serverLog(LL_WARNING, "rock: can't read the value of '%s' from disk for a command of the master; "
                   "dropping the link for a full resync rather than skip it", c->rock->failed_key);
-        rock_stats.master_resyncs++;
+        rock_ks_stats.master_resyncs++;
         c->flags |= CLIENT_PROTOCOL_ERROR; /* freeClient() then does not cache it */
         freeClientAsync(c);
     } else {
@@ -444,7 +444,7 @@ static int rockMayGrowMemory(client *c, int is_exec) {
  * RocksDB write stall lasts. Reads and deletes go on. */
 static int rockWaitForWriter(client *c) {
     rockWaitWriterQueue(c);
-    rock_stats.write_postponed++;
+    rock_ks_stats.write_postponed++;
     rockBlock(c);
     return C_ERR;
 }

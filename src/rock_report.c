@@ -59,18 +59,36 @@ static long long rockBackgroundWriteBytes(void) {
     return found ? sum : -1;
 }
 
+/* RocksDB's threads' disk writes at the last CONFIG RESETSTAT. */
+static long long rock_bg_write_base;
+
+/* Every layer's counters added up. */
+static void rockStatsTotal(rockStats *s) {
+    const rockStats *parts[3] = {&rock_store_stats, &rock_write_stats, &rock_ks_stats};
+    long long *sum = (long long *)s;
+    memset(s, 0, sizeof(*s));
+    for (int p = 0; p < 3; p++) {
+        const long long *v = (const long long *)parts[p];
+        for (size_t i = 0; i < sizeof(*s) / sizeof(long long); i++) sum[i] += v[i];
+    }
+}
+
 /* CONFIG RESETSTAT. */
 void rockResetStats(void) {
-    memset(&rock_stats, 0, sizeof(rock_stats));
+    rockStoreResetStats();
+    rockWriteResetStats();
+    rockKeysResetStats();
     /* At start-up (resetServerStats()) RocksDB has no threads yet: 0. */
     long long bg = rockBackgroundWriteBytes();
-    rock_stats.bg_write_base = bg > 0 ? bg : 0;
+    rock_bg_write_base = bg > 0 ? bg : 0;
     for (int i = 0; i < ROCK_BLK_COUNTS; i++) atomicSet(rock_store.blocks[i], 0);
     rockReadLatencyReset();
 }
 
 static int rockCollectFigures(rockFigure *f) {
     int n = 0;
+    rockStats s;
+    rockStatsTotal(&s);
     long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0, stale = 0, split = 0;
     for (int j = 0; j < server.dbnum; j++) {
         keys += dictSize(server.db[j].dict);
@@ -92,36 +110,36 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"cold_percent", 0, keys ? 100.0 * cold / keys : 0, 1};
     f[n++] = (rockFigure){"hot_clean_keys", clean};
     f[n++] = (rockFigure){"stale_records", stale};
-    f[n++] = (rockFigure){"evictions", rock_stats.evictions};
-    f[n++] = (rockFigure){"clean_drops", rock_stats.clean_drops};
-    f[n++] = (rockFigure){"external_overshoots", rock_stats.external_overshoots};
-    f[n++] = (rockFigure){"loads", rock_stats.loads};
-    f[n++] = (rockFigure){"sync_loads", rock_stats.sync_loads};
-    f[n++] = (rockFigure){"reads", rock_stats.reads};
-    f[n++] = (rockFigure){"read_bytes", rock_stats.read_bytes};
-    f[n++] = (rockFigure){"writes", rock_stats.writes};
-    f[n++] = (rockFigure){"write_bytes", rock_stats.write_bytes};
-    f[n++] = (rockFigure){"lzf_skipped", rock_stats.lzf_skipped};
-    f[n++] = (rockFigure){"deletes", rock_stats.deletes};
+    f[n++] = (rockFigure){"evictions", s.evictions};
+    f[n++] = (rockFigure){"clean_drops", s.clean_drops};
+    f[n++] = (rockFigure){"external_overshoots", s.external_overshoots};
+    f[n++] = (rockFigure){"loads", s.loads};
+    f[n++] = (rockFigure){"sync_loads", s.sync_loads};
+    f[n++] = (rockFigure){"reads", s.reads};
+    f[n++] = (rockFigure){"read_bytes", s.read_bytes};
+    f[n++] = (rockFigure){"writes", s.writes};
+    f[n++] = (rockFigure){"write_bytes", s.write_bytes};
+    f[n++] = (rockFigure){"lzf_skipped", s.lzf_skipped};
+    f[n++] = (rockFigure){"deletes", s.deletes};
     f[n++] = (rockFigure){"split_keys", split};
-    f[n++] = (rockFigure){"split_writes", rock_stats.split_writes};
-    f[n++] = (rockFigure){"element_writes", rock_stats.element_writes};
-    f[n++] = (rockFigure){"split_loads", rock_stats.split_loads};
-    f[n++] = (rockFigure){"split_renames", rock_stats.split_renames};
-    f[n++] = (rockFigure){"dirty_flushes", rock_stats.dirty_flushes};
-    f[n++] = (rockFigure){"element_reads", rock_stats.element_reads};
-    f[n++] = (rockFigure){"point_reads", rock_stats.point_reads};
-    f[n++] = (rockFigure){"loading_spills", rock_stats.loading_spills};
-    f[n++] = (rockFigure){"loading_peak_memory", rock_stats.loading_peak_memory};
-    f[n++] = (rockFigure){"access_updates", rock_stats.access_updates};
-    f[n++] = (rockFigure){"errors", rock_stats.errors};
-    f[n++] = (rockFigure){"write_batches", rock_stats.write_batches};
-    f[n++] = (rockFigure){"write_errors", rock_stats.write_errors};
-    f[n++] = (rockFigure){"master_resyncs", rock_stats.master_resyncs};
-    f[n++] = (rockFigure){"write_waits", rock_stats.write_waits};
-    f[n++] = (rockFigure){"write_postponed", rock_stats.write_postponed};
-    f[n++] = (rockFigure){"read_ahead", rock_stats.read_ahead};
-    f[n++] = (rockFigure){"read_ahead_dropped", rock_stats.read_ahead_dropped};
+    f[n++] = (rockFigure){"split_writes", s.split_writes};
+    f[n++] = (rockFigure){"element_writes", s.element_writes};
+    f[n++] = (rockFigure){"split_loads", s.split_loads};
+    f[n++] = (rockFigure){"split_renames", s.split_renames};
+    f[n++] = (rockFigure){"dirty_flushes", s.dirty_flushes};
+    f[n++] = (rockFigure){"element_reads", s.element_reads};
+    f[n++] = (rockFigure){"point_reads", s.point_reads};
+    f[n++] = (rockFigure){"loading_spills", s.loading_spills};
+    f[n++] = (rockFigure){"loading_peak_memory", s.loading_peak_memory};
+    f[n++] = (rockFigure){"access_updates", s.access_updates};
+    f[n++] = (rockFigure){"errors", s.errors};
+    f[n++] = (rockFigure){"write_batches", s.write_batches};
+    f[n++] = (rockFigure){"write_errors", s.write_errors};
+    f[n++] = (rockFigure){"master_resyncs", s.master_resyncs};
+    f[n++] = (rockFigure){"write_waits", s.write_waits};
+    f[n++] = (rockFigure){"write_postponed", s.write_postponed};
+    f[n++] = (rockFigure){"read_ahead", s.read_ahead};
+    f[n++] = (rockFigure){"read_ahead_dropped", s.read_ahead_dropped};
     f[n++] = (rockFigure){"reads_in_flight", rockReadsInFlight()};
     f[n++] = (rockFigure){"waiting_clients", server.blocked_clients_by_type[BLOCKED_ROCK]};
     f[n++] = (rockFigure){"pending_writes", rockPendingCount()};
@@ -138,8 +156,8 @@ static int rockCollectFigures(rockFigure *f) {
     rockWriteGlibcHeap(&glibc_in_use, &glibc_system);
     f[n++] = (rockFigure){"glibc_heap_in_use", glibc_in_use};
     f[n++] = (rockFigure){"glibc_heap_system", glibc_system};
-    f[n++] = (rockFigure){"pending_hits", rock_stats.pending_hits};
-    f[n++] = (rockFigure){"store_resets", rock_stats.store_resets};
+    f[n++] = (rockFigure){"pending_hits", s.pending_hits};
+    f[n++] = (rockFigure){"store_resets", s.store_resets};
     f[n++] = (rockFigure){"disk_full", rockDiskFull() || rockDiskLow()};
     f[n++] = (rockFigure){"read_latency_p50_us", rockReadLatencyPercentile(50.0)};
     f[n++] = (rockFigure){"read_latency_p99_us", rockReadLatencyPercentile(99.0)};
@@ -164,11 +182,11 @@ static int rockCollectFigures(rockFigure *f) {
      * known yet. */
     long long disk = rockStoreProperty("rocksdb.total-sst-files-size") + rockStoreProperty("rocksdb.total-blob-file-size");
     long long bg = rockBackgroundWriteBytes();
-    long long bg_written = bg >= rock_stats.bg_write_base ? bg - rock_stats.bg_write_base : 0;
-    double live = rock_stats.writes ? (double)(cold + clean) * rock_stats.write_bytes / rock_stats.writes : 0;
+    long long bg_written = bg >= rock_bg_write_base ? bg - rock_bg_write_base : 0;
+    double live = s.writes ? (double)(cold + clean) * s.write_bytes / s.writes : 0;
     f[n++] = (rockFigure){"rocksdb_disk_bytes", disk};
     f[n++] = (rockFigure){"rocksdb_bytes_written", bg_written};
-    f[n++] = (rockFigure){"write_amp", 0, rock_stats.write_bytes ? (double)bg_written / rock_stats.write_bytes : 0, 1};
+    f[n++] = (rockFigure){"write_amp", 0, s.write_bytes ? (double)bg_written / s.write_bytes : 0, 1};
     f[n++] = (rockFigure){"space_amp", 0, live > 0 ? disk / live : 0, 1};
     f[n++] = (rockFigure){"rocksdb_estimated_keys", rockStoreProperty("rocksdb.estimate-num-keys")};
     f[n++] = (rockFigure){"rocksdb_write_stopped", rockStoreProperty("rocksdb.is-write-stopped")};

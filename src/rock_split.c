@@ -399,7 +399,7 @@ sds rockDbGet(const sds skey, int *found) {
     if (rock_store.db == NULL) {
         /* A forked child (rockForkDetachChild()): RocksDB belongs to the
          * parent and its threads, none of which exist here. */
-        rock_stats.errors++;
+        rock_store_stats.errors++;
         serverLog(LL_WARNING, "rock: a forked child can't read a cold value from RocksDB");
         *found = 1;
         return NULL;
@@ -413,7 +413,7 @@ sds rockDbGet(const sds skey, int *found) {
     *found = v != NULL;
     if (!v) return NULL;
     sds rec;
-    rock_stats.reads++;
+    rock_store_stats.reads++;
     if (rockSplitIsMeta(v, len)) {
         /* A collection stored element by element: read them all. */
         int owned;
@@ -421,19 +421,19 @@ sds rockDbGet(const sds skey, int *found) {
         rec = rockSplitAssemble(skey, sdslen(skey), v, len, rock_store.ropts_nofill, &err, &owned, &elements);
         rocksdb_free(v);
         if (rec == NULL) {
-            rock_stats.errors++;
+            rock_store_stats.errors++;
             serverLog(LL_WARNING, "rock: RocksDB read of a collection's elements failed: %s", err);
             if (owned) rocksdb_free(err);
             return NULL; /* *found = 1: an error, not a missing value */
         }
-        rock_stats.split_loads++;
-        rock_stats.element_reads += elements;
-        rock_stats.reads += elements;
+        rock_store_stats.split_loads++;
+        rock_store_stats.element_reads += elements;
+        rock_store_stats.reads += elements;
     } else {
         rec = sdsnewlen(v, len);
         rocksdb_free(v);
     }
-    rock_stats.read_bytes += sdslen(rec);
+    rock_store_stats.read_bytes += sdslen(rec);
     return rec;
 }
 

@@ -34,6 +34,11 @@
 
 char rock_module_cold_marker;
 struct rockStore rock_store;
+rockStats rock_store_stats; /* the storage layer's counters (rock.h) */
+
+void rockStoreResetStats(void) {
+    memset(&rock_store_stats, 0, sizeof(rock_store_stats));
+}
 
 static list *rock_module_sentinels; /* one per module type met so far */
 
@@ -165,7 +170,7 @@ static int rockLzfTry(size_t len) {
     if (!server.rdb_compression || len <= 20) return 0;
     if (rock_lzf.misses < ROCK_LZF_MISSES) return 1;
     if (++rock_lzf.skips < ROCK_LZF_PROBE_EVERY) {
-        rock_stats.lzf_skipped++;
+        rock_store_stats.lzf_skipped++;
         return 0;
     }
     rock_lzf.skips = 0;
@@ -424,7 +429,7 @@ robj *rockDeserialize(sds rec, sds key, int dbid) {
  * ------------------------------------------------------------------------ */
 
 void rockNoteError(const char *what, char *err) {
-    rock_stats.errors++;
+    rock_store_stats.errors++;
     serverLog(LL_WARNING, "rock: RocksDB %s failed: %s", what, err);
     rocksdb_free(err);
 }
@@ -523,6 +528,8 @@ void rockSizeToMaxmemory(int force) {
 
 /* Open a new, empty RocksDB in db_path (inside abs_dir, rock-dir). Returns
  * C_ERR with *err (RocksDB's, to rocksdb_free()) on failure. */
+static int rockStoreOpenDb(char **err);
+
 int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
     rock_store.abs_dir = zstrdup(abs_dir);
     rock_store.db_path = zstrdup(db_path);
@@ -590,12 +597,18 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
         rock_store.opts = o;
     }
 
-    return rockStoreReopen(err);
+    return rockStoreOpenDb(err);
 }
 
 /* Open RocksDB again with the options of rockStoreOpen(), after
  * rockStoreClose(0) and its files removed (rockResetStore()). */
 int rockStoreReopen(char **err) {
+    if (rockStoreOpenDb(err) == C_ERR) return C_ERR;
+    rock_store_stats.store_resets++;
+    return C_OK;
+}
+
+static int rockStoreOpenDb(char **err) {
     *err = NULL;
     rock_store.db = rocksdb_open(rock_store.opts, rock_store.db_path, err);
     if (*err != NULL) {

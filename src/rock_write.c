@@ -130,7 +130,7 @@ static struct {
     long long ops_since_reset;/* writes queued since RocksDB was (re)created */
     long long disk_timer;
     long long disk_free;      /* free bytes on rock-dir at the last check */
-    long long disk_written;   /* rock_stats.write_bytes + pending at that check */
+    long long disk_written;   /* rock_write_stats.write_bytes + pending at that check */
 } rock_wr;
 
 static dictType rockPendingDictType = {
@@ -602,8 +602,8 @@ static int rockIsNoSpaceError(const char *err) {
 }
 
 static void rockFailureNotice(rockWriteBatch *b) {
-    rock_stats.errors++;
-    rock_stats.write_errors++;
+    rock_write_stats.errors++;
+    rock_write_stats.write_errors++;
     /* Logged when it starts, then once a minute while it lasts. */
     if (rock_wr.failures++ % 60 == 0)
         serverLog(LL_WARNING, "rock: RocksDB write of %d operations failed: %s (values stay in RAM; "
@@ -622,7 +622,7 @@ static void rockCompleteBatch(rockWriteBatch *b) {
         if (!rock_wr.halting)
             serverLog(LL_WARNING, "rock: dropping %d RocksDB writes that failed (writer stopped)", b->count);
     } else {
-        rock_stats.write_batches++;
+        rock_write_stats.write_batches++;
         if (rock_wr.write_error) {
             rock_wr.failures = 0;
             rockSetWriteError(NULL, 0);
@@ -633,11 +633,11 @@ static void rockCompleteBatch(rockWriteBatch *b) {
         if (op->kind == ROCK_OP_PUT) {
             dictEntry *de = dictFind(rock_wr.pending, op->skey);
             if (!b->dropped) {
-                rock_stats.writes++;
-                rock_stats.write_bytes += sdslen(op->pv->rec);
+                rock_write_stats.writes++;
+                rock_write_stats.write_bytes += sdslen(op->pv->rec);
                 if (op->elements) {
-                    rock_stats.split_writes++;
-                    rock_stats.element_writes += op->elements;
+                    rock_write_stats.split_writes++;
+                    rock_write_stats.element_writes += op->elements;
                 }
                 /* Committed: drop it from the buffer, unless a newer value
                  * for the key replaced it there meanwhile. */
@@ -648,11 +648,11 @@ static void rockCompleteBatch(rockWriteBatch *b) {
                 }
             }
         } else if (!b->dropped && op->kind == ROCK_OP_DELETE) {
-            rock_stats.deletes++;
+            rock_write_stats.deletes++;
         } else if (!b->dropped && op->kind == ROCK_OP_ACCESS) {
-            rock_stats.access_updates++;
+            rock_write_stats.access_updates++;
         } else if (!b->dropped && op->kind == ROCK_OP_ELEMENT) {
-            rock_stats.element_writes++;
+            rock_write_stats.element_writes++;
         }
         rockFreeOp(op);
     }
@@ -679,9 +679,9 @@ void rockWriteFlush(void) {
      * only grows while this waits: rock_wr.failures is reset by the first
      * batch that succeeds, so a wait that began while writes failed would
      * end at their recovery with batches still queued. */
-    long long notices = rock_stats.write_errors;
+    long long notices = rock_write_stats.write_errors;
     rockWriteSubmit();
-    while (rock_wr.outstanding > 0 && rock_stats.write_errors == notices) {
+    while (rock_wr.outstanding > 0 && rock_write_stats.write_errors == notices) {
         pthread_mutex_lock(&rock_wr.h.lock);
         while (listLength(rock_wr.h.done) == 0)
             pthread_cond_wait(&rock_wr.h.done_cond, &rock_wr.h.lock);
@@ -702,7 +702,7 @@ int rockWriteWaitOne(void) {
         pthread_cond_wait(&rock_wr.h.done_cond, &rock_wr.h.lock);
     pthread_mutex_unlock(&rock_wr.h.lock);
     rockWriteCompletionsApply();
-    rock_stats.write_waits++;
+    rock_write_stats.write_waits++;
     return 1;
 }
 
@@ -745,7 +745,7 @@ long long rockWriteDiskFree(void) {
 int rockDiskHasRoom(void) {
     if (rock_wr.disk_low) return 0;
     if (rock.min_free_disk == 0 || rock_wr.disk_free < 0) return 1;
-    long long since = rock_stats.write_bytes + rock_wr.pending_bytes - rock_wr.disk_written;
+    long long since = rock_write_stats.write_bytes + rock_wr.pending_bytes - rock_wr.disk_written;
     if (rock_wr.disk_free - since >= rock.min_free_disk) return 1;
     rockDiskCheck();
     return !rock_wr.disk_low;
@@ -754,7 +754,7 @@ int rockDiskHasRoom(void) {
 /* Every 100 ms (and when the estimate says the reserve may be reached). */
 void rockDiskCheck(void) {
     rock_wr.disk_free = rockDiskFree();
-    rock_wr.disk_written = rock_stats.write_bytes + rock_wr.pending_bytes;
+    rock_wr.disk_written = rock_write_stats.write_bytes + rock_wr.pending_bytes;
     if (rock_wr.disk_free < 0) return;
     if (!rock_wr.disk_low && rock.min_free_disk && rock_wr.disk_free < rock.min_free_disk) {
         rock_wr.disk_low = 1;
@@ -911,6 +911,12 @@ void rockWriteDeleteSid(uint32_t sid) {
     rockWriteDeleteRange(s, e);
     sdsfree(s);
     sdsfree(e);
+}
+
+rockStats rock_write_stats; /* the writer's counters (rock.h) */
+
+void rockWriteResetStats(void) {
+    memset(&rock_write_stats, 0, sizeof(rock_write_stats));
 }
 
 /* Whether writes fail: the last error (NULL while they succeed), and the
