@@ -238,36 +238,6 @@ static inline void rockThreadInit(const char *title) {
     pthread_sigmask(SIG_BLOCK, &sigset, NULL);
 }
 
-/* Wait on `cond` (created with CLOCK_MONOTONIC; `lock` held) for at most
- * `us` microseconds. Returns pthread_cond_timedwait()'s result. */
-static inline int rockCondWaitUs(pthread_cond_t *cond, pthread_mutex_t *lock, long long us) {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += us / 1000000;
-    deadline.tv_nsec += (us % 1000000) * 1000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000;
-    }
-    return pthread_cond_timedwait(cond, lock, &deadline);
-}
-
-/* A thread of the tier sleeps up to `ms` on `cond` (created with
- * CLOCK_MONOTONIC), less when *stop is set under `lock` and `cond`
- * broadcast. Returns the stop flag. Used for a writer's retry wait and the
- * debug delays, so that shutdown never waits them out. */
-static inline int rockThreadSleep(pthread_mutex_t *lock, pthread_cond_t *cond, int *stop, long long ms) {
-    monotime until = getMonotonicUs() + ms * 1000;
-    pthread_mutex_lock(lock);
-    while (!*stop) {
-        monotime now = getMonotonicUs();
-        if (now >= until || rockCondWaitUs(cond, lock, until - now) == ETIMEDOUT) break;
-    }
-    int stopped = *stop;
-    pthread_mutex_unlock(lock);
-    return stopped;
-}
-
 /* rock_element.c: element writes of split collections. */
 void rockPointNoteWritten(rockSplitInfo *si, sds ele);
 sds rockPointValueOf(robj *o, sds ele);

@@ -86,10 +86,6 @@ void rockHandoffStop(rockHandoff *h) {
     h->stop = 0;
 }
 
-int rockHandoffRunning(rockHandoff *h) {
-    return h->threads != NULL;
-}
-
 /* In a forked child: the threads do not exist. The wake-up pipe is the
  * parent's; it stays registered (the epoll instance is shared with the
  * parent: unregistering it here would unregister it there), and its handler
@@ -114,7 +110,7 @@ void rockHandoffGiveBack(rockHandoff *h, void **results, int n) {
 /* A thread sleeps up to `ms` (a retry wait, a debug delay), less when the
  * pool stops. Returns the stop flag. */
 int rockHandoffSleep(rockHandoff *h, long long ms) {
-    return rockThreadSleep(&h->lock, &h->stop_cond, &h->stop, ms);
+    return rockThreadSleepOn(&h->lock, &h->stop_cond, &h->stop, ms);
 }
 
 /* Main thread: hand every result back so far to the pool's completion

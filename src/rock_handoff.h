@@ -18,6 +18,36 @@
 
 #include <pthread.h>
 
+/* Wait on `cond` (created with CLOCK_MONOTONIC; `lock` held) for at most
+ * `us` microseconds. Returns pthread_cond_timedwait()'s result. */
+static inline int rockCondWaitUs(pthread_cond_t *cond, pthread_mutex_t *lock, long long us) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += us / 1000000;
+    deadline.tv_nsec += (us % 1000000) * 1000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000;
+    }
+    return pthread_cond_timedwait(cond, lock, &deadline);
+}
+
+/* A thread of the tier sleeps up to `ms` on `cond` (created with
+ * CLOCK_MONOTONIC), less when *stop is set under `lock` and `cond`
+ * broadcast. Returns the stop flag. Used for a writer's retry wait and the
+ * debug delays, so that shutdown never waits them out. */
+static inline int rockThreadSleepOn(pthread_mutex_t *lock, pthread_cond_t *cond, int *stop, long long ms) {
+    monotime until = getMonotonicUs() + ms * 1000;
+    pthread_mutex_lock(lock);
+    while (!*stop) {
+        monotime now = getMonotonicUs();
+        if (now >= until || rockCondWaitUs(cond, lock, until - now) == ETIMEDOUT) break;
+    }
+    int stopped = *stop;
+    pthread_mutex_unlock(lock);
+    return stopped;
+}
+
 typedef void rockHandoffCompleteProc(void *result);
 typedef void rockHandoffDrainedProc(void);
 
@@ -42,7 +72,10 @@ void rockHandoffInit(rockHandoff *h, const char *name, rockHandoffCompleteProc *
                      rockHandoffDrainedProc *drained);
 void rockHandoffStart(rockHandoff *h, int nthreads, void *(*main)(void *));
 void rockHandoffStop(rockHandoff *h);
-int rockHandoffRunning(rockHandoff *h);
+/* Are the threads running (not stopped, not in a forked child)? */
+static inline int rockHandoffRunning(const rockHandoff *h) {
+    return h->threads != NULL;
+}
 void rockHandoffDetachChild(rockHandoff *h);
 void rockHandoffGiveBack(rockHandoff *h, void **results, int n);
 int rockHandoffSleep(rockHandoff *h, long long ms);

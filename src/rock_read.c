@@ -26,6 +26,7 @@
 
 
 static void rockResumeRead(client *c);
+static void rockWaitWriterQueue(client *c);
 static int rockPrepare(client *c);
 
 /* ---------------------------------------------------------------------------
@@ -451,7 +452,7 @@ static int rockWaitForWriter(client *c) {
 
 /* `c` re-runs once the writer hands back its next batch
  * (rockWakeWriteWaiters()); the caller blocks it. */
-void rockWaitWriterQueue(client *c) {
+static void rockWaitWriterQueue(client *c) {
     rockClientState *rs = rockClient(c);
     if (rs->write_wait) return;
     listAddNodeTail(rock_io.write_waiters, c);

@@ -56,8 +56,6 @@ redisDb *rockDbBySid(uint32_t sid);
 void rockPin(client *c, sds skey);
 void rockUnpinAll(client *c);
 
-/* rock_read.c */
-void rockWaitWriterQueue(client *c);
 
 /* rock_order.c: arrival order, one FIFO of waiting clients per key. */
 sds rockLockKey(redisDb *db, sds key);

@@ -95,7 +95,6 @@ static struct {
     rockHandoff h;            /* h.queue: rockWriteOp waiting for the writer;
                                * h.done: rockWriteBatch handed back; h.lock
                                * also guards trim, purge and l0_trigger */
-    int started;
     list *staged;             /* main thread only: ops not handed over yet */
     size_t staged_bytes;      /* ...and the bytes they carry */
     int trim;                 /* malloc_trim() asked for (rockWriteRequestTrim) */
@@ -315,7 +314,7 @@ static void rockPendingUnref(rockPendingValue *pv) {
  * full batch is staged, so a long command's writes start early. Order is
  * kept: the staged ops go after everything queued before them. */
 void rockWriteSubmit(void) {
-    if (!rock_wr.started || rock_wr.staged == NULL || listLength(rock_wr.staged) == 0) return;
+    if (!rockHandoffRunning(&rock_wr.h) || rock_wr.staged == NULL || listLength(rock_wr.staged) == 0) return;
     pthread_mutex_lock(&rock_wr.h.lock);
     listJoin(rock_wr.h.queue, rock_wr.staged);
     pthread_cond_signal(&rock_wr.h.work);
@@ -674,7 +673,7 @@ static void rockWriteCompletionsApply(void) {
 /* Wait (blocking the event loop) until every queued write is committed, or
  * writes fail. For ROCK EVICT, ROCK DISKKEYS, evict-all and shutdown. */
 void rockWriteFlush(void) {
-    if (!rock_wr.started) return;
+    if (!rockHandoffRunning(&rock_wr.h)) return;
     /* A new failure notice ends the wait. Counted by write_errors, which
      * only grows while this waits: rock_wr.failures is reset by the first
      * batch that succeeds, so a wait that began while writes failed would
@@ -695,7 +694,7 @@ void rockWriteFlush(void) {
  * over the limit: back-pressure instead of unbounded growth. Returns 0 when
  * nothing was outstanding. */
 int rockWriteWaitOne(void) {
-    if (!rock_wr.started || rock_wr.outstanding == 0) return 0;
+    if (!rockHandoffRunning(&rock_wr.h) || rock_wr.outstanding == 0) return 0;
     rockWriteSubmit();
     pthread_mutex_lock(&rock_wr.h.lock);
     while (listLength(rock_wr.h.done) == 0)
@@ -737,7 +736,7 @@ static long long rockDiskFree(void) {
 
 /* Free bytes on rock-dir at the last check (every 100 ms), or -1. */
 long long rockWriteDiskFree(void) {
-    return rock_wr.started ? rock_wr.disk_free : -1;
+    return rockHandoffRunning(&rock_wr.h) ? rock_wr.disk_free : -1;
 }
 
 /* Can eviction hand more values to the writer without taking rock-dir under
@@ -792,13 +791,11 @@ void rockWriteStart(const char *dir, rockWriteCronProc *cron, rockWriteCommitted
     if (rock_wr.elements == NULL) rock_wr.elements = dictCreate(&rockAccessDictType);
     rockDiskCheck();
     rockHandoffStart(&rock_wr.h, 1, rockWriterMain);
-    rock_wr.started = 1;
 }
 
 static void rockWriteJoin(void) {
     rockWriteSubmit();
     rockHandoffStop(&rock_wr.h); /* the writer finishes its queue first */
-    rock_wr.started = 0;
     rock_wr.l0_trigger = 0;
 }
 
@@ -808,7 +805,7 @@ static void rockWriteJoin(void) {
  * start, and the dataset is in the RDB/AOF). A batch already being committed
  * finishes first. Returns how many queued writes were dropped. */
 long long rockWriteHalt(void) {
-    if (!rock_wr.started) return 0;
+    if (!rockHandoffRunning(&rock_wr.h)) return 0;
     rockWriteSubmit();
     pthread_mutex_lock(&rock_wr.h.lock);
     list *queue = rock_wr.h.queue;
@@ -842,16 +839,15 @@ long long rockWriteHalt(void) {
  * child's own copy and goes. Nothing is queued from here on (rock_store.db is
  * NULL in a child). */
 void rockWriteDetachChild(void) {
-    if (!rock_wr.started) return;
+    if (!rockHandoffRunning(&rock_wr.h)) return;
     if (rock_wr.disk_timer != AE_ERR) aeDeleteTimeEvent(server.el, rock_wr.disk_timer);
     rockHandoffDetachChild(&rock_wr.h);
-    rock_wr.started = 0;
 }
 
 /* Give the writer thread a job for between batches: set *slot under its
  * lock and wake it (rockWriterMain() runs the job and clears the slot). */
 static void rockWriteAsk(int *slot, int value) {
-    if (!rock_wr.started) return;
+    if (!rockHandoffRunning(&rock_wr.h)) return;
     pthread_mutex_lock(&rock_wr.h.lock);
     *slot = value;
     pthread_cond_signal(&rock_wr.h.work);
@@ -883,7 +879,7 @@ void rockWriteRequestL0Trigger(int files) {
 
 /* Writes queued or being committed. */
 long long rockWriteOutstanding(void) {
-    return rock_wr.started ? rock_wr.outstanding : 0;
+    return rockHandoffRunning(&rock_wr.h) ? rock_wr.outstanding : 0;
 }
 
 /* Was anything written since RocksDB was created? */
@@ -892,10 +888,9 @@ int rockWriteDirty(void) {
 }
 
 void rockWriteResume(void) {
-    if (rock_wr.started) return;
+    if (rockHandoffRunning(&rock_wr.h)) return;
     rock_wr.ops_since_reset = 0;
     rockHandoffStart(&rock_wr.h, 1, rockWriterMain);
-    rock_wr.started = 1;
 }
 
 /* Drop every record of storage id `sid` (queued for the writer thread). */
