@@ -26,15 +26,18 @@ check_csv() {   # name
         { rows++; s=$col["server"]
           if (s=="stock") st++; else if (s ~ /^rock/) rk++; else if (s=="disk") dk++
           if ($col["errors"] != "0") { print "row " NR-1 ": errors=" $col["errors"]; bad=1 }
-          if (name=="fio") { if ($col["iops"]+0 <= 0) { print "row " NR-1 ": no IOPS"; bad=1 } qd[$col["iodepth"]]=1 } }
+          if (name=="fio") { if ($col["iops"]+0 <= 0) { print "row " NR-1 ": no IOPS"; bad=1 } qd[$col["iodepth"]]=1 }
+          if (name=="10-sizing") { p=$col["predicted"]; m=$col["measured"]
+            if (p !~ /^[0-9.]+$/ || m !~ /^[0-9.]+$/ || p+0 > 1 || m+0 > 1) { print "row " NR-1 ": predicted " p ", measured " m; bad=1 } } }
         END {
           if (name=="fio") { if (!qd[1] || !qd[32]) { print "missing QD1 or QD32 row"; bad=1 } }
+          else if (name=="10-sizing") { if (!rk) { print "no rock row"; bad=1 } }
           else { if (!st) { print "no stock row"; bad=1 } if (!rk) { print "no rock row"; bad=1 } }
           if (!rows) { print "no rows"; bad=1 }
           exit bad }' "$csv"
 }
 
-for s in fio 1-benchmark 2-mode1 3-mode2 4-phases 5-bulk 6-compression 7-coldget 8-coldwrite 9-bigcoll; do
+for s in fio 1-benchmark 2-mode1 3-mode2 4-phases 5-bulk 6-compression 7-coldget 8-coldwrite 9-bigcoll 10-sizing; do
     t1=$(date +%s)
     log=$BENCH_DIR/$s.smoke.log
     mkdir -p "$BENCH_DIR"

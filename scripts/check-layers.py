@@ -49,6 +49,7 @@ LAYERS = {
     "rock_evict": 3,
     "rock_ahead": 3,
     "rock_read": 3,
+    "rock_sizing": 3,
     "rock_hooks": 3,
     # 4. top: lifecycle and config hooks, commands, ROCK REPORT / INFO rock.
     "rock": 4,

@@ -269,6 +269,7 @@ void rockCron(void) {
     rockSizeToMaxmemory(0);
     rockRefreshExternalMemory();
     rockStaleSweep();
+    rockSizingCron();
     rockPurgeCheck();
     if (++ticks % 10 == 0) {
         rockWriteRequestTrim();
@@ -353,6 +354,7 @@ void rockStartup(void) {
     rockStoreInit();
     rockKeysInit();
     rockEvictInit();
+    rockSizingConfigure();
     rockReadStart();
     rockWriteStart(rock_abs_dir, rockCron, rockWritesCommitted);
     serverLog(LL_NOTICE, "rock: RocksDB opened in %s (block cache %llu bytes, compression %s, direct io %s)",
@@ -450,6 +452,13 @@ int rockApplyStartupOnly(const char **err) {
 int rockApplyBlockCacheSize(const char **err) {
     UNUSED(err);
     rockStoreApplyCacheSize();
+    return 1;
+}
+
+/* rock-sizing-memory: the model is rebuilt for the new size (empty). */
+int rockApplySizingMemory(const char **err) {
+    UNUSED(err);
+    if (rock_store.db) rockSizingConfigure();
     return 1;
 }
 

@@ -120,6 +120,8 @@ typedef struct rockStats {
                                  * without paging the collection in */
     long long loading_spills;   /* collections spilled to disk while loading */
     long long loading_peak_memory; /* highest used_memory sampled while loading */
+    long long value_hits_ram;  /* value accesses served from RAM ... */
+    long long value_hits_disk; /* ...and from disk (rock_hooks.c, rockValueAccessed()) */
 } rockStats;
 
 /* Block-cache hits and block reads of the reader threads' RocksDB reads, by
@@ -151,6 +153,8 @@ struct rockConfig {
     int debug_read_delay_ms;         /* rock-debug-read-delay (tests only) */
     int debug_write_delay_ms;        /* rock-debug-write-delay (tests only) */
     int debug_evict_all;             /* rock-debug-evict-all */
+    long long sizing_memory;         /* rock-sizing-memory (0: ROCK SIZING off) */
+    long long sizing_sample_every;   /* rock-sizing-sample-every */
 
     /* Start-up-only options as they were when the server started. */
     struct {
@@ -206,6 +210,8 @@ struct rockKeyspace {
     robj *point_value;               /* a cold collection's named elements,
                                       * standing in for it while a point
                                       * read runs (rock_point.c) */
+    long long cold;                  /* cold keys of all dbs (the sum of
+                                      * rockDb.cold: asked by every command) */
 };
 
 extern struct rockKeyspace rock_ks;
@@ -221,6 +227,7 @@ void rockEmptyDbs(redisDb *dbarray, int dbnum);
 int rockApplyStartupOnly(const char **err);
 int rockApplyBlockCacheSize(const char **err);
 int rockApplyCompression(const char **err);
+int rockApplySizingMemory(const char **err);
 void rockCron(void);
 
 /* A module value whose data pointer is this marker is a cold sentinel (one
@@ -343,8 +350,23 @@ int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, con
 sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
                       char **err, int *err_owned, long long *elements);
 
+/* A lookup that only asks whether the key exists before overwriting it
+ * (setKey(), patch 0036): not a value access. Above upstream's LOOKUP_*. */
+#define LOOKUP_ROCK_OVERWRITE (1<<7)
+
+/* rockCommandValueClass(): does a command read the values of its keys? */
+#define ROCK_READS_NEVER 1  /* existence, TTL or overwrite only */
+#define ROCK_READS_ALWAYS 2 /* every key it names */
+#define ROCK_READS_SOME 3   /* depends on the key and arguments (rockKeyNeedsValue()) */
+
 /* rock_keys.c: values moving, and the keyspace hooks. */
 void rockKeysInit(void);
+int rockCommandValueClass(struct redisCommand *cmd);
+extern unsigned char *rock_value_class;
+extern int rock_value_class_len;
+extern unsigned long rock_fresh_count;
+int rockFreshTake(robj *val);
+void rockFreshForget(robj *val);
 typedef void rockKeyNoteProc(redisDb *db, sds key);
 void rockKeysOnValueHot(rockKeyNoteProc *proc);
 int rockIsOwnKeyCommand(struct redisCommand *cmd);
@@ -361,6 +383,7 @@ void rockRestoreValue(redisDb *db, dictEntry *de, robj *val);
 robj *rockEntryValueOrReply(client *c, dictEntry *de);
 robj *rockEntryValueCopy(redisDb *db, dictEntry *de);
 robj *rockLookupCold(redisDb *db, robj *key, robj *val);
+void rockValueAccessedSlow(redisDb *db, robj *key, robj *val, int flags);
 robj *rockLookupForRouting(redisDb *db, robj *key, int flags);
 void rockKeyRemoved(redisDb *db, sds key, robj *val);
 void rockKeyOverwritten(redisDb *db, sds key, robj *old, robj *val);
@@ -376,6 +399,66 @@ rockSplitInfo *rockSplitLookup(int dbid, sds key);
 sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in);
 void rockSplitAdopt(int dbid, sds key, rockSplitInfo *si);
 void rockSplitDrop(int dbid, sds key);
+
+/* rock_sizing.c: the RAM sizing model (ROCK SIZING). */
+extern uint64_t rock_sizing_threshold;
+void rockSizingConfigure(void);
+void rockSizingAccess(redisDb *db, sds key, robj *val, uint64_t id);
+void rockSizingWrite(redisDb *db, sds key, robj *val, uint64_t id);
+void rockSizingRemove(redisDb *db, sds key);
+void rockSizingReset(void);
+void rockSizingCron(void);
+
+/* The model's hash of a key (db and name) for sampling: words multiplied
+ * in, one final mix. Inline: it runs at every value access and write while
+ * the model is on, for the few instructions a short key takes. */
+static inline uint64_t rockSizingHash(int dbid, const unsigned char *p, size_t len) {
+    const uint64_t m = 0xff51afd7ed558ccdULL;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)dbid << 40) ^ len, w;
+    if (len >= 8) {
+        /* Whole words, then the last 8 bytes (overlapping the one before). */
+        const unsigned char *last = p + len - 8;
+        for (; p < last; p += 8) {
+            memcpy(&w, p, 8);
+            h = (h ^ w) * m;
+            h ^= h >> 29;
+        }
+        memcpy(&w, last, 8);
+    } else if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + len - 4, 4);
+        w = ((uint64_t)a << 32) | b;
+    } else {
+        w = 0;
+        for (size_t i = 0; i < len; i++) w = (w << 8) | p[i];
+    }
+    h = (h ^ w) * m;
+    h ^= h >> 32;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 29;
+    return h;
+}
+
+/* Is `key` in the model's sample? Sets *id to its hash. */
+static inline int rockSizingSampled(int dbid, sds key, uint64_t *id) {
+    if (rock_sizing_threshold == 0) return 0;
+    *id = rockSizingHash(dbid, (const unsigned char *)key, sdslen(key));
+    return (*id & 0xffffffffULL) < rock_sizing_threshold;
+}
+
+/* dbAdd() put `val` under a new key (patch 0036): in RAM at any size. */
+static inline void rockKeyAdded(redisDb *db, robj *key, robj *val) {
+    uint64_t id;
+    if (rockSizingSampled(db->id, key->ptr, &id)) rockSizingWrite(db, key->ptr, val, id);
+}
+void rockSizingResetStats(void);
+int rockSizingReady(const char **why);
+int rockSizingPredict(long long lo, long long *m, double *ratio, int n);
+long long rockSizingFor(double target);
+size_t rockSizingMemory(void);
+long long rockSizingKeys(void);
+double rockSizingRate(void);
 
 /* rock_load.c: big collections spilled to disk while an RDB loads. */
 void rockLoadingSpill(robj *o, sds key, int dbid);
@@ -486,9 +569,30 @@ int rewriteModuleObject(rio *r, robj *key, robj *o, int dbid);
 void rockEvictCommand(client *c);
 void rockLoadCommand(client *c);
 void rockStatusCommand(client *c);
+void rockSizingCommand(client *c);
 void rockDiskkeysCommand(client *c);
 void rockResetStats(void);
 sds rockGenInfoString(sds info);
 void rockCommand(client *c);
+
+/* lookupKey() found `val` (patch 0036): count one value access, from RAM or
+ * disk, and feed the sizing model (rock_hooks.c, rockValueAccessedSlow()).
+ * Runs at every lookup: the common case -- a command that always reads its
+ * keys, a value in RAM, nothing paged in and unused -- stays inline. */
+static inline void rockValueAccessed(redisDb *db, robj *key, robj *val, int flags) {
+    client *c = rock_ks.executing_client;
+    if ((flags & LOOKUP_ROCK_OVERWRITE) || c == NULL || c->cmd == NULL || rock_store.db == NULL) return;
+    int id = c->cmd->id;
+    int class = id >= 0 && id < rock_value_class_len ? rock_value_class[id] : 0;
+    if (class == ROCK_READS_NEVER) return;
+    if (class == ROCK_READS_ALWAYS && rock_fresh_count == 0 && val != rock_ks.point_value && !rockIsCold(val) &&
+        !rock_ks.existence_only && !server.loading) {
+        rock_ks_stats.value_hits_ram++;
+        uint64_t id;
+        if (rockSizingSampled(db->id, key->ptr, &id)) rockSizingAccess(db, key->ptr, val, id);
+        return;
+    }
+    rockValueAccessedSlow(db, key, val, flags);
+}
 
 #endif /* __REDIS_ROCK_H */

@@ -4,6 +4,8 @@
  * tier about keys, and what it asks of it, routed to the files below:
  *   - lookups of cold keys outside the read path (nested commands, cluster
  *     routing) and the values' stand-ins;
+ *   - every value a command looks up: counted as served from RAM or disk,
+ *     and handed to the RAM sizing model (rock_sizing.c);
  *   - a key removed, overwritten or modified: its disk copy is dropped or
  *     outdated, reads in flight for it voided, eviction and point writes
  *     told;
@@ -114,6 +116,32 @@ robj *rockLookupCold(redisDb *db, robj *key, robj *val) {
     return loaded;
 }
 
+/* lookupKey() found `val` for a command (patch 0036; rockValueAccessed() in
+ * rock.h is the inline part): one value access,
+ * served from RAM or from disk (value_hits_ram, value_hits_disk), and the
+ * RAM sizing model's input (rock_sizing.c). Counted: lookups by a command
+ * that reads the value (rockCommandValueClass(); TYPE, EXISTS, TTL, DEL,
+ * SET's check before it overwrites are not). From disk: the value was paged
+ * in for this access (by the command's wait, read-ahead or the safety net
+ * above), or a point read of a cold collection serves it. */
+void rockValueAccessedSlow(redisDb *db, robj *key, robj *val, int flags) {
+    UNUSED(flags);
+    client *c = rock_ks.executing_client;
+    if (rock_ks.existence_only || server.loading) return;
+    int class = rockCommandValueClass(c->cmd);
+    if (class == ROCK_READS_NEVER) return;
+    if (class == ROCK_READS_SOME && !rockKeyNeedsValue(c->cmd, c->argv, c->argc, key->ptr)) return;
+    if (val == rock_ks.point_value) {
+        rock_ks_stats.value_hits_disk++;
+        return; /* a stand-in: not the value, nothing for the model */
+    }
+    if (rockIsCold(val)) return; /* handed on without reading it (RENAME) */
+    if (rockFreshTake(val)) rock_ks_stats.value_hits_disk++;
+    else rock_ks_stats.value_hits_ram++;
+    uint64_t id;
+    if (rockSizingSampled(db->id, key->ptr, &id)) rockSizingAccess(db, key->ptr, val, id);
+}
+
 /* A command a script or a module runs (scriptCall(), RM_Call()), right
  * before call(): the values it needs that are cold (a script's undeclared
  * keys; declared ones were paged in before the script started) are paged
@@ -169,10 +197,13 @@ void rockKeyRemoved(redisDb *db, sds key, robj *val) {
     if (!rock_store.db) return;
     if (rock_rename.src && rockRenameCarry(db, key, val)) return;
     if (rock_rename.src && rock_rename.db == db && sdscmp(key, rock_rename.dst) == 0) rock_rename.dst_removed = 1;
+    rockSizingRemove(db, key);
     rockDb *rdb = &rock_ks.dbs[db->id];
     int had_copy = 0;
+    if (!rockIsColdOrPoint(val)) rockFreshForget(val);
     if (rockIsColdOrPoint(val)) {
         rdb->cold--;
+        rock_ks.cold--;
         had_copy = 1;
     } else if (dictSize(rdb->clean) && dictDelete(rdb->clean, key) == DICT_OK) {
         had_copy = 1;
@@ -210,10 +241,14 @@ static void rockOutdateCopy(redisDb *db, sds key, robj *val) {
  * (rockOutdateCopy()). */
 void rockKeyOverwritten(redisDb *db, sds key, robj *old, robj *val) {
     if (!rock_store.db) return;
+    uint64_t id;
+    if (rockSizingSampled(db->id, key, &id)) rockSizingWrite(db, key, val, id);
     rockDb *rdb = &rock_ks.dbs[db->id];
     int had_copy = 0;
+    if (!rockIsColdOrPoint(old)) rockFreshForget(old);
     if (rockIsColdOrPoint(old)) {
         rdb->cold--;
+        rock_ks.cold--;
         /* A read of the old value in flight must not land. A pending put
          * of it stays queued and is superseded like the record. */
         sds skey = rockStorageKey(db->id, key);
@@ -310,6 +345,7 @@ int rockKeysEmptyDbs(redisDb *dbarray, int dbnum) {
     for (int j = start; j <= end; j++) {
         rockDb *rdb = &rock_ks.dbs[j];
         uint32_t old = rockStoreRenewSid(j);
+        rock_ks.cold -= rdb->cold;
         rdb->cold = 0;
         dictEmpty(rdb->clean, NULL);
         dictEmpty(rdb->stale, NULL);
@@ -321,6 +357,7 @@ int rockKeysEmptyDbs(redisDb *dbarray, int dbnum) {
         }
     }
     rockEvictSweepAll();
+    rockSizingReset();
     /* Nothing is live: start over with an empty RocksDB (rockResetStore(),
      * by the caller), unless a forked child is still streaming from a
      * snapshot of this one. */
@@ -330,6 +367,7 @@ int rockKeysEmptyDbs(redisDb *dbarray, int dbnum) {
 /* SWAPDB: the tier state follows the dict it belongs to. */
 void rockSwapDbs(int id1, int id2) {
     if (!rock_store.db) return;
+    rockSizingReset(); /* its keys are known with their db */
     rockDb tmp = rock_ks.dbs[id1];
     rock_ks.dbs[id1] = rock_ks.dbs[id2];
     rock_ks.dbs[id2] = tmp;

@@ -82,6 +82,40 @@ int rockKeyRefNeedsValue(struct redisCommand *cmd, int flags) {
     return !rockCommandNeverNeedsValue(cmd) && rockFlagsNeedValue(flags);
 }
 
+/* Whether a command reads the values of the keys it names, as far as its
+ * command struct alone tells (ROCK_READS_*, rock.h): for the value-access
+ * counters, asked at every lookup (rockValueAccessed()), so the answer is
+ * kept per command id. SOME: key specs that differ, or flags that depend on
+ * the arguments (SET's GET, ...): the caller asks rockKeyNeedsValue(). */
+unsigned char *rock_value_class; /* by command id; 0: not known yet */
+int rock_value_class_len;
+
+static int rockComputeValueClass(struct redisCommand *cmd) {
+    if (rockCommandNeverNeedsValue(cmd)) return ROCK_READS_NEVER;
+    if (cmd->key_specs_num == 0 || cmd->getkeys_proc) return ROCK_READS_SOME;
+    int need = 0, skip = 0;
+    for (int j = 0; j < cmd->key_specs_num; j++) {
+        int flags = cmd->key_specs[j].flags;
+        if (flags & CMD_KEY_VARIABLE_FLAGS) return ROCK_READS_SOME;
+        if (rockFlagsNeedValue(flags)) need = 1;
+        else skip = 1;
+    }
+    if (need && skip) return ROCK_READS_SOME;
+    return need ? ROCK_READS_ALWAYS : ROCK_READS_NEVER;
+}
+
+int rockCommandValueClass(struct redisCommand *cmd) {
+    if (cmd->id < 0) return rockComputeValueClass(cmd);
+    if (cmd->id >= rock_value_class_len) {
+        int len = cmd->id + 64;
+        rock_value_class = zrealloc(rock_value_class, len);
+        memset(rock_value_class + rock_value_class_len, 0, len - rock_value_class_len);
+        rock_value_class_len = len;
+    }
+    if (rock_value_class[cmd->id] == 0) rock_value_class[cmd->id] = rockComputeValueClass(cmd);
+    return rock_value_class[cmd->id];
+}
+
 /* Does `cmd argv` need the value of `key`? Used both before a command runs
  * (to decide what to page in) and by the safety net when a lookup meets a
  * sentinel during execution. */
@@ -299,8 +333,10 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         sdsfree(skey);
     }
     dictSetVal(db->dict, de, sentinel);
+    rockFreshForget(val);
     rockFreeMoved(db, val);
     rdb->cold++;
+    rock_ks.cold++;
     rock_ks_stats.evictions++;
     return ROCK_EVICT_OK;
 }
@@ -343,6 +379,51 @@ void rockKeysOnValueHot(rockKeyNoteProc *proc) {
     rock_value_hot = proc;
 }
 
+/* ---------------------------------------------------------------------------
+ * Values paged in and not used yet
+ *
+ * A value paged in for a command (or read ahead of it) is in RAM when the
+ * command looks it up: that first lookup is still an access served from
+ * disk (value_hits_disk). The values paged in and not looked up since are
+ * kept here by address (rockRestoreValue() adds, rockFreshTake() takes at
+ * the first counted lookup; eviction, removal and overwrite forget them).
+ * Empty most of the time, and then free to ask. Bounded: a value paged in
+ * for a command that never looks it up stays until it moves out again.
+ * ------------------------------------------------------------------------ */
+
+#define ROCK_FRESH_MAX 65536
+
+static uint64_t rockPtrHash(const void *key) {
+    return ((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ULL) >> 16;
+}
+
+static dictType rockFreshDictType = {rockPtrHash, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+static dict *rock_fresh;
+unsigned long rock_fresh_count; /* its size, for rockValueAccessed() (rock.h) */
+
+static void rockFreshAdd(robj *val) {
+    if (val->refcount == OBJ_SHARED_REFCOUNT) return;
+    if (rock_fresh == NULL) rock_fresh = dictCreate(&rockFreshDictType);
+    if (dictSize(rock_fresh) >= ROCK_FRESH_MAX) dictEmpty(rock_fresh, NULL);
+    dictAdd(rock_fresh, val, NULL);
+    rock_fresh_count = dictSize(rock_fresh);
+}
+
+/* Was `val` paged in and not looked up since? Forgets it. */
+int rockFreshTake(robj *val) {
+    if (rock_fresh_count == 0) return 0;
+    int found = dictDelete(rock_fresh, val) == DICT_OK;
+    rock_fresh_count = dictSize(rock_fresh);
+    return found;
+}
+
+/* `val` leaves RAM (evicted, deleted, replaced): not fresh any more. */
+void rockFreshForget(robj *val) {
+    if (rock_fresh_count == 0) return;
+    dictDelete(rock_fresh, val);
+    rock_fresh_count = dictSize(rock_fresh);
+}
+
 /* Put a value read back from disk into its dict entry: the key becomes
  * hot-clean (its disk copy stays valid until modified). */
 void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
@@ -362,7 +443,9 @@ void rockRestoreValue(redisDb *db, dictEntry *de, robj *val) {
     }
     rockCleanInit(ce, LRU_CLOCK(), val->lru); /* val->lru: its record's, untouched yet */
     if (rock_value_hot) rock_value_hot(db, dictGetKey(de));
+    rockFreshAdd(val);
     rdb->cold--;
+    rock_ks.cold--;
     rock_ks_stats.loads++;
 }
 
@@ -403,10 +486,7 @@ robj *rockEntryValueOrNull(redisDb *db, dictEntry *de) {
 }
 
 long long rockColdKeys(void) {
-    long long cold = 0;
-    if (!rock_ks.dbs) return 0; /* a forked child has cold keys and no rock_store.db */
-    for (int j = 0; j < server.dbnum; j++) cold += rock_ks.dbs[j].cold;
-    return cold;
+    return rock_ks.cold;
 }
 
 /* The record of a cold key, read synchronously: from the pending buffer if

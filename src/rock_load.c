@@ -191,6 +191,7 @@ void rockLoadingKeyDone(redisDb *db) {
             rockWriteElement(sdsdup(rock_load.skey), rockSplitMeta(si), si, 0);
         }
         rock_ks.dbs[rock_load.dbid].cold++;
+        rock_ks.cold++;
         rock_ks_stats.evictions++;
         rockLoadingForget(0);
     } else {

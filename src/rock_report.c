@@ -10,6 +10,7 @@
 #include "rock_readers.h"
 
 #include <dirent.h>
+#include <math.h>
 
 typedef struct rockFigure {
     const char *name;
@@ -19,7 +20,7 @@ typedef struct rockFigure {
     int is_percent;
 } rockFigure;
 
-#define ROCK_MAX_FIGURES 96
+#define ROCK_MAX_FIGURES 112
 
 /* ---------------------------------------------------------------------------
  * Counters and latency
@@ -78,6 +79,7 @@ void rockResetStats(void) {
     rockStoreResetStats();
     rockWriteResetStats();
     rockKeysResetStats();
+    rockSizingResetStats();
     /* At start-up (resetServerStats()) RocksDB has no threads yet: 0. */
     long long bg = rockBackgroundWriteBytes();
     rock_bg_write_base = bg > 0 ? bg : 0;
@@ -89,16 +91,20 @@ static int rockCollectFigures(rockFigure *f) {
     int n = 0;
     rockStats s;
     rockStatsTotal(&s);
-    long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0, stale = 0, split = 0;
+    long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0, stale = 0, split = 0, cold_sum = 0;
     for (int j = 0; j < server.dbnum; j++) {
         keys += dictSize(server.db[j].dict);
         expires += dictSize(server.db[j].expires);
         if (rock_ks.dbs) {
+            cold_sum += rock_ks.dbs[j].cold;
             clean += dictSize(rock_ks.dbs[j].clean);
             stale += dictSize(rock_ks.dbs[j].stale);
             split += dictSize(rock_ks.dbs[j].split);
         }
     }
+    /* The total every command asks for is kept apart from the per-db
+     * counts: the tests' every ROCK REPORT and INFO check they agree. */
+    serverAssert(cold_sum == cold);
     long long memtables = rockStoreProperty("rocksdb.cur-size-all-mem-tables");
     long long readers = rockStoreProperty("rocksdb.estimate-table-readers-mem");
     long long cache = rock_store.cache ? (long long)rocksdb_cache_get_usage(rock_store.cache) : 0;
@@ -131,6 +137,16 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"point_reads", s.point_reads};
     f[n++] = (rockFigure){"loading_spills", s.loading_spills};
     f[n++] = (rockFigure){"loading_peak_memory", s.loading_peak_memory};
+    f[n++] = (rockFigure){"value_hits_ram", s.value_hits_ram};
+    f[n++] = (rockFigure){"value_hits_disk", s.value_hits_disk};
+    const char *why;
+    int ready = rockSizingReady(&why);
+    f[n++] = (rockFigure){"sizing_maxmemory_90", ready ? rockSizingFor(0.90) : -1};
+    f[n++] = (rockFigure){"sizing_maxmemory_99", ready ? rockSizingFor(0.99) : -1};
+    f[n++] = (rockFigure){"sizing_maxmemory_999", ready ? rockSizingFor(0.999) : -1};
+    f[n++] = (rockFigure){"sizing_sampled_keys", rockSizingKeys()};
+    f[n++] = (rockFigure){"sizing_sample_ppm", (long long)(1e6 * rockSizingRate())};
+    f[n++] = (rockFigure){"sizing_memory", (long long)rockSizingMemory()};
     f[n++] = (rockFigure){"access_updates", s.access_updates};
     f[n++] = (rockFigure){"errors", s.errors};
     f[n++] = (rockFigure){"write_batches", s.write_batches};
@@ -404,6 +420,10 @@ void rockCommand(client *c) {
 "    Count the element records of collections stored element by element.",
 "STATUS <key>",
 "    Return hot, hot-clean (in RAM and unchanged on disk) or cold (on disk).",
+"SIZING [<maxmemory> ...]",
+"    Predict the share of value accesses served from RAM at each maxmemory",
+"    (bytes, or 512mb, 4gb, ...); with none, [maxmemory, share] pairs from",
+"    1/16 of today's maxmemory to the size that holds every value.",
 NULL
         };
         addReplyHelp(c, help);
@@ -412,4 +432,52 @@ NULL
     } else {
         addReplySubcommandSyntaxError(c);
     }
+}
+
+/* ROCK SIZING [maxmemory ...]: the RAM sizing model's predictions
+ * (rock_sizing.c). With sizes: the predicted share of value accesses served
+ * from RAM at each, in order. Without: [maxmemory, share] pairs, from a
+ * sixteenth of maxmemory (of used_memory when maxmemory is 0) to the size
+ * that holds every value, ROCK_SIZING_DEFAULT_POINTS of them spaced
+ * geometrically. */
+#define ROCK_SIZING_DEFAULT_POINTS 16
+void rockSizingCommand(client *c) {
+    if (!rockRequireEnabled(c)) return;
+    long long *sizes = zmalloc(sizeof(long long) * (c->argc + ROCK_SIZING_DEFAULT_POINTS));
+    for (int j = 2; j < c->argc; j++) {
+        int err = 0;
+        const char *arg = c->argv[j]->ptr;
+        unsigned long long v = memtoull(arg, &err);
+        if (err || *arg == '\0' || v == 0 || v > LLONG_MAX) {
+            addReplyErrorFormat(c, "ROCK SIZING: '%s' is not a maxmemory size (a positive number of bytes, or "
+                                   "one with a unit: 512mb, 4gb)", arg);
+            zfree(sizes);
+            return;
+        }
+        sizes[j] = (long long)v;
+    }
+    const char *why;
+    if (!rockSizingReady(&why)) {
+        addReplyErrorFormat(c, "ROCK SIZING: %s", why);
+        zfree(sizes);
+        return;
+    }
+    int n = c->argc > 2 ? c->argc - 2 : ROCK_SIZING_DEFAULT_POINTS;
+    double *ratio = zmalloc(sizeof(double) * n);
+    if (c->argc > 2) {
+        rockSizingPredict(0, sizes + 2, ratio, n);
+        addReplyArrayLen(c, n);
+        for (int j = 0; j < n; j++) addReplyDouble(c, ratio[j]);
+    } else {
+        long long lo = (long long)(server.maxmemory ? server.maxmemory : zmalloc_used_memory()) / 16;
+        n = rockSizingPredict(lo > 0 ? lo : 1, sizes, ratio, n);
+        addReplyArrayLen(c, n);
+        for (int j = 0; j < n; j++) {
+            addReplyArrayLen(c, 2);
+            addReplyLongLong(c, sizes[j]);
+            addReplyDouble(c, ratio[j]);
+        }
+    }
+    zfree(ratio);
+    zfree(sizes);
 }

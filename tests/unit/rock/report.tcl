@@ -113,7 +113,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         set info [lindex [r command info rock] 0]
         assert_equal rock [lindex $info 0]
         set subs [lindex $info 9]
-        assert_equal 7 [llength $subs] ;# report evict load status diskkeys diskelements help
+        assert_equal 8 [llength $subs] ;# report evict load status diskkeys diskelements sizing help
         foreach s $subs { assert {[lsearch [lindex $s 2] admin] >= 0} }
         assert_match "*redis-rock*" [r command docs rock]
     }

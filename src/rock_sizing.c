@@ -1,0 +1,584 @@
+/* rock_sizing.c -- redis-rock: how much RAM the workload needs (ROCK SIZING).
+ *
+ * This file owns the RAM sizing model. From the value accesses commands make
+ * (rockValueAccessed(), rock_hooks.c), the values they write and the keys
+ * they delete, it predicts the share of value accesses that would be served
+ * from RAM at any maxmemory. The method (docs/performance.md, "RAM sizing"):
+ *
+ *   - a spatially hashed sample of keys (SHARDS, Waldspurger et al., FAST
+ *     2015): a key is in the sample when a hash of its db and name falls
+ *     under a threshold. The threshold starts at one key in
+ *     rock-sizing-sample-every (each sampled access costs a few thousand
+ *     instructions: the rate bounds the model's CPU) and drops by a quarter
+ *     whenever the sample would outgrow the model's memory
+ *     (rock-sizing-memory), the keys above it dropped with it: the sample
+ *     stays a uniform share R of the keys, whatever their number.
+ *   - miniature simulation (Waldspurger et al., ATC 2017): ROCK_SIZING_CACHES
+ *     small caches replay the sampled accesses. Cache j holds a fixed share
+ *     2^(-0.5 (j+1)) of the sampled keys' value bytes, standing for a RAM
+ *     budget for values of that share of all value bytes; each evicts as the
+ *     tier does (rock_evict.c): the coldest of maxmemory-samples random
+ *     residents, by the LRU idle time or the LFU counter of the value's own
+ *     access field (val->lru after the lookup updated it). Keys stay in RAM
+ *     whatever moves, so one field per key serves every cache.
+ *   - a sampled access that misses a cache counts 1/R misses for it (the
+ *     Horvitz-Thompson estimate of the misses of all keys); the predicted
+ *     share from RAM is 1 - misses / accesses, accesses being the exact
+ *     value_hits_ram + value_hits_disk. The hottest keys of a skewed
+ *     workload, which a sample holds or not by chance, hit in every cache but
+ *     the smallest and so weigh little on the estimate.
+ *   - a maxmemory M leaves M - O for values, O being what stays whatever M
+ *     is: the memory eviction counts (rockEvictionMemory()) less the values
+ *     in RAM now, estimated from random keys of the keyspace in the
+ *     background (rockSizingCron()).
+ *
+ * A written value (a new key, or a value replaced) is in RAM at any
+ * maxmemory: it enters every cache. A
+ * value under rock-min-value-size (or of a type that never moves) hits at any
+ * size. A key seen first at an access enters every cache uncounted (its
+ * history is unknown). The counts cover the accesses since the last CONFIG
+ * RESETSTAT, as value_hits_* do, or since the model last started over
+ * (FLUSHALL, SWAPDB, a change of rock-sizing-memory or of the policy's kind,
+ * LRU or LFU, whose fields differ). */
+
+#include "server.h"
+#include "rock_read.h"
+
+#include <math.h>
+
+#define ROCK_SIZING_CACHES 16
+#define ROCK_SIZING_SHARE_STEP 0.5     /* cache j: 2^(-0.5 (j+1)) of the bytes */
+#define ROCK_SIZING_MAX_KEYS 65535     /* cache positions are 16 bits */
+#define ROCK_SIZING_MIN_KEYS 64
+#define ROCK_SIZING_MIN_SAMPLED 100    /* sampled accesses before predictions */
+#define ROCK_SIZING_HOT_SAMPLES 100     /* random keys per cron tick (100 ms) ... */
+#define ROCK_SIZING_HOT_TICKS 100       /* ...averaged over the last 10 s */
+#define ROCK_SIZING_ALL (1ULL << 32)   /* threshold that samples every key */
+
+typedef struct rockSizingKey {
+    uint64_t id;       /* hash of db and name */
+    uint32_t size;     /* RAM bytes of the value when last seen in RAM */
+    uint32_t field;    /* its LRU/LFU field */
+    uint16_t members;  /* bit j: resident in cache j */
+    uint8_t movable;   /* can move to disk (else: a hit at any size) */
+    uint16_t pos[ROCK_SIZING_CACHES]; /* index in cache j's slots */
+} rockSizingKey;
+
+typedef struct rockSizingCache {
+    uint16_t *slots;   /* the resident keys (indices into rs.keys) */
+    uint32_t count;
+    uint64_t used;     /* their value bytes */
+    double misses;     /* estimated misses of all keys since the reset */
+} rockSizingCache;
+
+static struct {
+    size_t memory;          /* bytes allocated for the model (0: off) */
+    long long configured;   /* rock-sizing-memory it was built for */
+    uint32_t max;           /* keys it holds */
+    rockSizingKey *keys;
+    uint32_t n;
+    uint32_t *table;        /* open addressing: index + 1, 0 empty */
+    uint32_t mask;
+    uint64_t bytes;         /* value bytes of the movable sampled keys */
+    rockSizingCache cache[ROCK_SIZING_CACHES];
+    double share[ROCK_SIZING_CACHES];
+    double movable_accesses;/* estimated accesses to movable values */
+    long long sampled;      /* sampled accesses counted */
+    long long base;         /* value accesses already counted when it began */
+    int lfu;                /* the fields are LFU counters */
+    long long every;        /* rock-sizing-sample-every it started with */
+    uint64_t rand;
+    double hot[ROCK_SIZING_HOT_TICKS]; /* estimates of the values' RAM, */
+    double hot_missing[ROCK_SIZING_HOT_TICKS]; /* ...and what of it is not */
+    int hot_next, hot_count;           /* one per cron tick (a ring) */
+} rs;
+
+/* Keys are sampled when (rockSizingHash() & 0xffffffff) < this (rock.h);
+ * 0 while the model is off. */
+uint64_t rock_sizing_threshold;
+
+/* ---------------------------------------------------------------------------
+ * Keys, caches
+ * ------------------------------------------------------------------------ */
+
+static uint32_t rockSizingRandom(uint32_t n) {
+    rs.rand ^= rs.rand << 13;
+    rs.rand ^= rs.rand >> 7;
+    rs.rand ^= rs.rand << 17;
+    return (uint32_t)(rs.rand % n);
+}
+
+/* The table slot holding `id`, or the empty slot where it would go. */
+static uint32_t rockSizingSlot(uint64_t id) {
+    uint32_t i = (uint32_t)(id >> 32) & rs.mask;
+    while (rs.table[i] && rs.keys[rs.table[i] - 1].id != id) i = (i + 1) & rs.mask;
+    return i;
+}
+
+/* Empty slot i, moving later entries of its run back (no tombstones). */
+static void rockSizingSlotDelete(uint32_t i) {
+    uint32_t j = i;
+    for (;;) {
+        j = (j + 1) & rs.mask;
+        if (rs.table[j] == 0) break;
+        uint32_t home = (uint32_t)(rs.keys[rs.table[j] - 1].id >> 32) & rs.mask;
+        int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+        if (!between) {
+            rs.table[i] = rs.table[j];
+            i = j;
+        }
+    }
+    rs.table[i] = 0;
+}
+
+static void rockSizingCacheAdd(int j, uint32_t k) {
+    rockSizingCache *c = &rs.cache[j];
+    rockSizingKey *e = &rs.keys[k];
+    c->slots[c->count] = (uint16_t)k;
+    e->pos[j] = (uint16_t)c->count++;
+    e->members |= 1u << j;
+    c->used += e->size;
+}
+
+static void rockSizingCacheDel(int j, uint32_t k) {
+    rockSizingCache *c = &rs.cache[j];
+    rockSizingKey *e = &rs.keys[k];
+    uint16_t p = e->pos[j], last = c->slots[--c->count];
+    c->slots[p] = last;
+    rs.keys[last].pos[j] = p;
+    e->members &= ~(1u << j);
+    c->used -= e->size;
+}
+
+/* How cold a field is under the policy: larger goes first (rock_evict.c's
+ * rockColdness(), on a field kept outside an object; `now` the LRU clock). */
+static unsigned long long rockSizingColdness(uint32_t field, unsigned int now) {
+    if (rs.lfu) {
+        robj o;
+        memset(&o, 0, sizeof(o));
+        o.lru = field;
+        return 255 - LFUDecrAndReturn(&o);
+    }
+    return now >= field ? now - field : now + (LRU_CLOCK_MAX - field);
+}
+
+/* Evict from cache j until its values fit its share of the bytes. */
+static void rockSizingFit(int j) {
+    rockSizingCache *c = &rs.cache[j];
+    double cap = rs.share[j] * (double)rs.bytes;
+    if ((double)c->used <= cap) return;
+    int samples = server.maxmemory_samples < 1 ? 1 : server.maxmemory_samples;
+    unsigned int now = LRU_CLOCK();
+    while ((double)c->used > cap && c->count) {
+        uint32_t best = 0;
+        unsigned long long best_score = 0;
+        for (int s = 0; s < samples; s++) {
+            uint32_t k = c->slots[rockSizingRandom(c->count)];
+            unsigned long long score = rockSizingColdness(rs.keys[k].field, now);
+            if (s == 0 || score > best_score) {
+                best = k;
+                best_score = score;
+            }
+        }
+        rockSizingCacheDel(j, best);
+    }
+}
+
+static void rockSizingFitAll(void) {
+    for (int j = 0; j < ROCK_SIZING_CACHES; j++) rockSizingFit(j);
+}
+
+/* Change what key k's value weighs. */
+static void rockSizingSetValue(uint32_t k, size_t size, int movable) {
+    rockSizingKey *e = &rs.keys[k];
+    if (size > UINT32_MAX) size = UINT32_MAX;
+    if (e->movable) rs.bytes -= e->size;
+    for (int j = 0; j < ROCK_SIZING_CACHES; j++)
+        if (e->members & (1u << j)) rs.cache[j].used = rs.cache[j].used - e->size + size;
+    e->size = (uint32_t)size;
+    e->movable = movable != 0;
+    if (e->movable) {
+        rs.bytes += e->size;
+    } else {
+        for (int j = 0; j < ROCK_SIZING_CACHES; j++)
+            if (e->members & (1u << j)) rockSizingCacheDel(j, k);
+    }
+}
+
+/* Put key k in every cache it is not in (its value is in RAM at any size). */
+static void rockSizingResident(uint32_t k) {
+    if (!rs.keys[k].movable) return;
+    for (int j = 0; j < ROCK_SIZING_CACHES; j++)
+        if (!(rs.keys[k].members & (1u << j))) rockSizingCacheAdd(j, k);
+}
+
+/* Take key k (at table slot `slot`) out of the model. */
+static void rockSizingDrop(uint32_t k, uint32_t slot) {
+    rockSizingSetValue(k, 0, 0); /* out of every cache and of the bytes */
+    rockSizingSlotDelete(slot);
+    uint32_t last = --rs.n;
+    if (k != last) {
+        rs.keys[k] = rs.keys[last];
+        rs.table[rockSizingSlot(rs.keys[k].id)] = k + 1;
+        for (int j = 0; j < ROCK_SIZING_CACHES; j++)
+            if (rs.keys[k].members & (1u << j)) rs.cache[j].slots[rs.keys[k].pos[j]] = (uint16_t)k;
+    }
+}
+
+/* The sample outgrew the model's memory: lower the threshold by a quarter
+ * until it fits again, dropping the keys above it. */
+static void rockSizingShrink(void) {
+    while (rs.n > rs.max) {
+        rock_sizing_threshold = rock_sizing_threshold * 3 / 4;
+        if (rock_sizing_threshold == 0) rock_sizing_threshold = 1;
+        for (uint32_t k = rs.n; k-- > 0;) {
+            if ((rs.keys[k].id & 0xffffffffULL) >= rock_sizing_threshold) rockSizingDrop(k, rockSizingSlot(rs.keys[k].id));
+        }
+    }
+    rockSizingFitAll();
+}
+
+/* A new key at an empty table slot: returns its index. */
+static uint32_t rockSizingNew(uint32_t slot, uint64_t id) {
+    uint32_t k = rs.n++;
+    memset(&rs.keys[k], 0, sizeof(rs.keys[k]));
+    rs.keys[k].id = id;
+    rs.table[slot] = k + 1;
+    return k;
+}
+
+/* RAM a value takes while hot: the value, and the hot-clean entry a value
+ * paged in also costs (a dict entry and a copy of the key). */
+static size_t rockSizingCleanEntry(sds key) {
+    return sizeof(dictEntry) + ((sdslen(key) + 3 + 7) & ~(size_t)7);
+}
+
+static size_t rockSizingValueSize(int dbid, sds key, robj *val, int *movable) {
+    *movable = rockSentinelOf(val) != NULL && !rockValueTooSmall(val, NULL);
+    robj keyobj;
+    initStaticStringObject(keyobj, key);
+    return objectComputeSize(&keyobj, val, 5, dbid) + rockSizingCleanEntry(key);
+}
+
+/* ---------------------------------------------------------------------------
+ * Life cycle
+ * ------------------------------------------------------------------------ */
+
+static void rockSizingFree(void) {
+    rock_sizing_threshold = 0;
+    zfree(rs.keys);
+    zfree(rs.table);
+    for (int j = 0; j < ROCK_SIZING_CACHES; j++) zfree(rs.cache[j].slots);
+    memset(&rs, 0, sizeof(rs));
+}
+
+/* Start over (the counts included): empty sample, every key sampled. */
+void rockSizingReset(void) {
+    if (rs.memory == 0) return;
+    rs.n = 0;
+    memset(rs.table, 0, sizeof(uint32_t) * (rs.mask + 1));
+    for (int j = 0; j < ROCK_SIZING_CACHES; j++) {
+        rs.cache[j].count = 0;
+        rs.cache[j].used = 0;
+        rs.cache[j].misses = 0;
+    }
+    rock_sizing_threshold = ROCK_SIZING_ALL / (rock.sizing_sample_every > 0 ? rock.sizing_sample_every : 1);
+    rs.every = rock.sizing_sample_every;
+    rs.bytes = 0;
+    rs.movable_accesses = 0;
+    rs.sampled = 0;
+    rs.base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
+    rs.lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
+    rs.hot_next = rs.hot_count = 0;
+}
+
+/* CONFIG RESETSTAT: the counts start again (the value_hits_* counters are
+ * reset with them); what the caches hold stays. */
+void rockSizingResetStats(void) {
+    for (int j = 0; j < ROCK_SIZING_CACHES; j++) rs.cache[j].misses = 0;
+    rs.movable_accesses = 0;
+    rs.sampled = 0;
+    rs.base = 0;
+}
+
+/* Build the model for rock-sizing-memory (at start-up and when it
+ * changes): as many keys as the bytes hold, all allocated now. */
+void rockSizingConfigure(void) {
+    if (rs.memory && rs.configured == rock.sizing_memory && rs.every != rock.sizing_sample_every) {
+        rockSizingReset(); /* a new rate: start over */
+        return;
+    }
+    if (rs.configured == rock.sizing_memory && (rs.memory || rock.sizing_memory == 0)) return;
+    rockSizingFree();
+    rs.configured = rock.sizing_memory;
+    if (rock.sizing_memory == 0) return;
+    size_t per = sizeof(rockSizingKey) + ROCK_SIZING_CACHES * sizeof(uint16_t) + 4 * sizeof(uint32_t);
+    size_t max = (size_t)rock.sizing_memory / per;
+    if (max < ROCK_SIZING_MIN_KEYS) max = ROCK_SIZING_MIN_KEYS;
+    if (max > ROCK_SIZING_MAX_KEYS) max = ROCK_SIZING_MAX_KEYS;
+    rs.max = (uint32_t)max;
+    size_t slots = 1;
+    while (slots < 2 * (max + 1)) slots <<= 1;
+    rs.mask = (uint32_t)(slots - 1);
+    rs.keys = zmalloc(sizeof(rockSizingKey) * (max + 1));
+    rs.table = zmalloc(sizeof(uint32_t) * slots);
+    rs.memory = zmalloc_size(rs.keys) + zmalloc_size(rs.table);
+    for (int j = 0; j < ROCK_SIZING_CACHES; j++) {
+        rs.cache[j].slots = zmalloc(sizeof(uint16_t) * (max + 1));
+        rs.memory += zmalloc_size(rs.cache[j].slots);
+        rs.share[j] = exp2(-ROCK_SIZING_SHARE_STEP * (j + 1));
+    }
+    rs.rand = 0x2545F4914F6CDD1DULL;
+    rs.configured = rock.sizing_memory;
+    rockSizingReset();
+}
+
+/* ---------------------------------------------------------------------------
+ * Input: accesses, writes, deletions
+ * ------------------------------------------------------------------------ */
+
+/* The policy changed kind (LRU <-> LFU): the fields kept mean nothing now. */
+static void rockSizingCheckPolicy(void) {
+    int lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
+    if (lfu != rs.lfu) rockSizingReset();
+}
+
+/* A command read the value `val` of sampled key `key` (in RAM now, wherever
+ * it was); `id` its rockSizingHash(). */
+void rockSizingAccess(redisDb *db, sds key, robj *val, uint64_t id) {
+    rockSizingCheckPolicy();
+    int movable;
+    size_t size = rockSizingValueSize(db->id, key, val, &movable);
+    uint32_t slot = rockSizingSlot(id);
+    if (rs.table[slot] == 0) {
+        /* First seen: its past is unknown; it is in RAM now. */
+        uint32_t k = rockSizingNew(slot, id);
+        rs.keys[k].field = val->lru;
+        rockSizingSetValue(k, size, movable);
+        rockSizingResident(k);
+        if (rs.n > rs.max) rockSizingShrink();
+        else rockSizingFitAll();
+        return;
+    }
+    uint32_t k = rs.table[slot] - 1;
+    rs.keys[k].field = val->lru;
+    rockSizingSetValue(k, size, movable);
+    rs.sampled++;
+    if (!rs.keys[k].movable) return;
+    double w = (double)ROCK_SIZING_ALL / (double)rock_sizing_threshold;
+    rs.movable_accesses += w;
+    for (int j = 0; j < ROCK_SIZING_CACHES; j++) {
+        if (rs.keys[k].members & (1u << j)) continue;
+        rs.cache[j].misses += w;
+        rockSizingCacheAdd(j, k);
+    }
+    rockSizingFitAll();
+}
+
+/* Sampled key `key` got a new value `val` (dbAdd(), dbOverwrite()): a value
+ * written is in RAM at any maxmemory. (A value modified in place was looked
+ * up first: rockSizingAccess() saw it, at its size before the change.) */
+void rockSizingWrite(redisDb *db, sds key, robj *val, uint64_t id) {
+    if (rockIsColdOrPoint(val)) return; /* RENAME of a cold value: not written */
+    rockSizingCheckPolicy();
+    uint32_t slot = rockSizingSlot(id);
+    uint32_t k = rs.table[slot] ? rs.table[slot] - 1 : rockSizingNew(slot, id);
+    int movable = 1;
+    size_t size = rs.keys[k].size;
+    /* A collection is added empty and filled after (dbAdd() from LPUSH,
+     * SADD, ...): its size is taken at its next access. */
+    if (val->type == OBJ_STRING) size = rockSizingValueSize(db->id, key, val, &movable);
+    rs.keys[k].field = val->lru;
+    rockSizingSetValue(k, size, movable);
+    rockSizingResident(k);
+    if (rs.n > rs.max) rockSizingShrink();
+    else rockSizingFitAll();
+}
+
+/* `key` left the keyspace. */
+void rockSizingRemove(redisDb *db, sds key) {
+    uint64_t id;
+    if (!rockSizingSampled(db->id, key, &id)) return;
+    uint32_t slot = rockSizingSlot(id);
+    if (rs.table[slot]) rockSizingDrop(rs.table[slot] - 1, slot);
+}
+
+/* ---------------------------------------------------------------------------
+ * Output: the predicted share from RAM at a maxmemory
+ * ------------------------------------------------------------------------ */
+
+size_t rockSizingMemory(void) {
+    return rs.memory;
+}
+
+long long rockSizingKeys(void) {
+    return rs.n;
+}
+
+/* R, the share of keys sampled. */
+double rockSizingRate(void) {
+    return rs.memory ? (double)rock_sizing_threshold / (double)ROCK_SIZING_ALL : 0;
+}
+
+static double rockSizingAccesses(void) {
+    long long all = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk - rs.base;
+    return all > 0 ? (double)all : 0;
+}
+
+int rockSizingReady(const char **why) {
+    static char buf[128];
+    if (rs.memory == 0) {
+        *why = "the sizing model is off (rock-sizing-memory 0)";
+        return 0;
+    }
+    if (rs.sampled < ROCK_SIZING_MIN_SAMPLED || rs.bytes == 0 || rockSizingAccesses() == 0) {
+        snprintf(buf, sizeof(buf), "not enough value accesses sampled yet (%lld of %d)", rs.sampled,
+                 ROCK_SIZING_MIN_SAMPLED);
+        *why = buf;
+        return 0;
+    }
+    return 1;
+}
+
+/* The RAM of the movable values in RAM now, in the model's measure (each
+ * with a hot-clean entry: what a value paged in costs, and under memory
+ * pressure nearly every value in RAM was paged in), and what of it is not
+ * in RAM now: the hot-clean entries of the values written and never moved
+ * out. Estimated in the background: every cron tick (rockSizingCron(), 100
+ * ms) looks at ROCK_SIZING_HOT_SAMPLES random keys of each db (a fraction of
+ * a millisecond), and the estimates are the means of the last
+ * ROCK_SIZING_HOT_TICKS ticks' (10 s, up to 10,000 keys a db). With no value
+ * on disk, every value is in RAM: the model's own total. */
+void rockSizingCron(void) {
+    if (rs.memory == 0 || rockColdKeys() == 0) return;
+    double total = 0, entries = 0, hot = 0;
+    long long clean = 0;
+    for (int d = 0; d < server.dbnum; d++) {
+        dict *dict = server.db[d].dict;
+        unsigned long keys = dictSize(dict);
+        if (keys == 0) continue;
+        clean += dictSize(rock_ks.dbs[d].clean);
+        double sum = 0, over = 0, n = 0;
+        int looked;
+        for (looked = 0; looked < ROCK_SIZING_HOT_SAMPLES; looked++) {
+            dictEntry *de = dictGetFairRandomKey(dict);
+            robj *val = dictGetVal(de);
+            int movable;
+            if (rockIsColdOrPoint(val)) continue;
+            size_t size = rockSizingValueSize(d, dictGetKey(de), val, &movable);
+            if (!movable) continue;
+            sum += size;
+            over += rockSizingCleanEntry(dictGetKey(de));
+            n++;
+        }
+        total += sum / looked * keys;
+        entries += over / looked * keys;
+        hot += n / looked * keys;
+    }
+    /* The values in RAM without an entry: their share of the entries. */
+    double missing = hot > clean ? entries * (hot - clean) / hot : 0;
+    rs.hot[rs.hot_next] = total;
+    rs.hot_missing[rs.hot_next] = missing;
+    rs.hot_next = (rs.hot_next + 1) % ROCK_SIZING_HOT_TICKS;
+    if (rs.hot_count < ROCK_SIZING_HOT_TICKS) rs.hot_count++;
+}
+
+/* Values in RAM now (the model's measure), and what of that is not in RAM. */
+static double rockSizingHotBytes(double values, double *missing) {
+    *missing = 0;
+    if (rockColdKeys() == 0 || rs.hot_count == 0) {
+        /* Every value in RAM; those never moved out have no hot-clean entry. */
+        long long clean = 0;
+        for (int d = 0; d < server.dbnum; d++) clean += dictSize(rock_ks.dbs[d].clean);
+        double n = rs.n ? (double)rs.n / rockSizingRate() : 0, per = n ? values / n : 0;
+        double entry = per > 0 ? (double)(sizeof(dictEntry) + 24) : 0;
+        *missing = n > clean ? (n - clean) * entry : 0;
+        return values;
+    }
+    double sum = 0, miss = 0;
+    for (int i = 0; i < rs.hot_count; i++) {
+        sum += rs.hot[i];
+        miss += rs.hot_missing[i];
+    }
+    *missing = miss / rs.hot_count;
+    return sum / rs.hot_count;
+}
+
+/* The curve: shares of all value bytes, small to large, and the predicted
+ * share of accesses from RAM at each (0: no value in RAM; 1: all). Made
+ * non-decreasing (a sampled policy may dip by chance). Returns the points. */
+#define ROCK_SIZING_POINTS (ROCK_SIZING_CACHES + 2)
+static int rockSizingCurve(double *x, double *r) {
+    double a = rockSizingAccesses();
+    int n = 0;
+    x[n] = 0;
+    r[n++] = 1 - rs.movable_accesses / a;
+    for (int j = ROCK_SIZING_CACHES - 1; j >= 0; j--) {
+        x[n] = rs.share[j];
+        r[n++] = 1 - rs.cache[j].misses / a;
+    }
+    x[n] = 1;
+    r[n++] = 1;
+    for (int i = 0; i < n; i++) {
+        if (r[i] < 0) r[i] = 0;
+        if (r[i] > 1) r[i] = 1;
+        if (i && r[i] < r[i - 1]) r[i] = r[i - 1];
+    }
+    return n;
+}
+
+/* What stays in RAM whatever maxmemory is, and all the values' RAM. */
+static void rockSizingBase(double *fixed, double *values) {
+    *values = (double)rs.bytes / rockSizingRate();
+    double missing, hot = rockSizingHotBytes(*values, &missing);
+    double used = (double)rockEvictionMemory() + missing;
+    *fixed = used > hot ? used - hot : 0;
+}
+
+/* The predicted share from RAM at `maxmemory` on curve (x, r) of n points,
+ * with `fixed` and `values` from rockSizingBase(). */
+static double rockSizingAt(const double *x, const double *r, int n, double fixed, double values, double maxmemory) {
+    double share = (maxmemory - fixed) / values;
+    if (share <= 0) return r[0];
+    if (share >= 1) return 1;
+    int i = 0;
+    while (i + 2 < n && x[i + 1] <= share) i++;
+    if (x[i] == 0) return r[i] + (r[i + 1] - r[i]) * share / x[i + 1];
+    double t = log(share / x[i]) / log(x[i + 1] / x[i]);
+    return r[i] + (r[i + 1] - r[i]) * t;
+}
+
+/* Shares of value accesses predicted from RAM at each of m[0..n) (ready
+ * only), into ratio[]. With `lo` > 0, m[] is filled first: n sizes from
+ * lo to the size that holds every value, spaced geometrically (one point
+ * if that is not above lo). Returns the sizes filled or given. One view of
+ * the memory for all of them: replies allocate as they are written. */
+int rockSizingPredict(long long lo, long long *m, double *ratio, int n) {
+    double x[ROCK_SIZING_POINTS], r[ROCK_SIZING_POINTS], fixed, values;
+    int points = rockSizingCurve(x, r);
+    rockSizingBase(&fixed, &values);
+    if (lo > 0) {
+        double hi = ceil(fixed + values);
+        if (hi <= lo) n = 1;
+        for (int i = 0; i < n; i++)
+            m[i] = i == n - 1 && n > 1 ? (long long)hi : (long long)(lo * pow(hi / lo, (double)i / (n > 1 ? n - 1 : 1)));
+    }
+    for (int i = 0; i < n; i++) ratio[i] = rockSizingAt(x, r, points, fixed, values, (double)m[i]);
+    return n;
+}
+
+/* The smallest maxmemory predicted to serve `target` of the accesses from
+ * RAM (ready only). */
+long long rockSizingFor(double target) {
+    double x[ROCK_SIZING_POINTS], r[ROCK_SIZING_POINTS], fixed, values;
+    int n = rockSizingCurve(x, r);
+    rockSizingBase(&fixed, &values);
+    if (r[0] >= target) return (long long)fixed;
+    for (int i = 0; i + 1 < n; i++) {
+        if (r[i + 1] < target) continue;
+        double t = r[i + 1] > r[i] ? (target - r[i]) / (r[i + 1] - r[i]) : 1;
+        double share = x[i] == 0 ? t * x[i + 1] : x[i] * pow(x[i + 1] / x[i], t);
+        return (long long)ceil(fixed + share * values);
+    }
+    return (long long)ceil(fixed + values);
+}

@@ -1,0 +1,206 @@
+# tests/unit/rock/sizing.tcl -- value accesses counted from RAM and from disk
+# (value_hits_ram, value_hits_disk), and the RAM sizing model behind ROCK
+# SIZING and INFO rock's rock_sizing_* fields (src/rock_sizing.c).
+source tests/helpers/rock/util.tcl
+
+proc rock_hits {} {
+    set rep [rock_report]
+    return [list [dict get $rep value_hits_ram] [dict get $rep value_hits_disk]]
+}
+
+# Uniform random GETs of keys k0..k(n-1), pipelined.
+proc rock_uniform_gets {n count} {
+    set rd [redis_deferring_client]
+    for {set i 0} {$i < $count} {incr i} {
+        $rd get k[expr {int(rand() * $n)}]
+        if {$i % 100 == 99} { for {set j 0} {$j < 100} {incr j} { $rd read } }
+    }
+    for {set j 0} {$j < $count % 100} {incr j} { $rd read }
+    $rd close
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes}} {
+    test {value_hits: a GET of a value in RAM counts one RAM hit} {
+        r config resetstat
+        r set k [string repeat a 200]
+        assert_equal {0 0} [rock_hits]
+        r get k
+        assert_equal {1 0} [rock_hits]
+        r getrange k 0 3
+        r strlen k
+        assert_equal {3 0} [rock_hits]
+    }
+
+    test {value_hits: a GET of a value on disk counts one disk hit, the next a RAM hit} {
+        r config resetstat
+        assert_equal 1 [r rock evict k]
+        r get k
+        assert_equal {0 1} [rock_hits]
+        r get k
+        assert_equal {1 1} [rock_hits]
+    }
+
+    test {value_hits: commands that never read the value are not counted} {
+        r config resetstat
+        r rock evict k
+        r exists k
+        r type k
+        r ttl k
+        r expire k 1000
+        r persist k
+        r set k [string repeat b 200]
+        r set k [string repeat c 200] XX
+        r setnx k x
+        r mset k [string repeat d 200]
+        r rock status k
+        r del nokey
+        r get nokey
+        assert_equal {0 0} [rock_hits]
+        # SET ... GET reads the old value.
+        r set k [string repeat e 200] GET
+        assert_equal {1 0} [rock_hits]
+        r del k
+        assert_equal {1 0} [rock_hits]
+    }
+
+    test {value_hits: write commands that read the value count; a pipeline read ahead counts disk} {
+        r config resetstat
+        r hset h f1 [string repeat x 100] f2 y
+        r hset h f3 z
+        r incr n
+        r incr n
+        assert_equal {2 0} [rock_hits]
+        r config resetstat
+        for {set i 0} {$i < 20} {incr i} { r set p$i [string repeat v 300] }
+        set names {}
+        for {set i 0} {$i < 20} {incr i} { lappend names p$i }
+        assert_equal 20 [r rock evict {*}$names]
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < 20} {incr i} { $rd get p$i }
+        for {set i 0} {$i < 20} {incr i} { assert_equal [string repeat v 300] [$rd read] }
+        $rd close
+        assert_equal {0 20} [rock_hits]
+    }
+
+    test {value_hits: MULTI/EXEC and Lua count the values their commands read} {
+        r config resetstat
+        r set m [string repeat m 200]
+        r rock evict m
+        r multi
+        r get m
+        r get m
+        r exec
+        assert_equal {1 1} [rock_hits]
+        r eval {return redis.call('get', KEYS[1])} 1 m
+        assert_equal {2 1} [rock_hits]
+    }
+
+    test {value_hits reset by CONFIG RESETSTAT and shown in INFO rock} {
+        r get m
+        assert_morethan [rock_info_field rock_value_hits_ram] 0
+        r config resetstat
+        assert_equal 0 [rock_info_field rock_value_hits_ram]
+        assert_equal 0 [rock_info_field rock_value_hits_disk]
+    }
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every 1}} {
+    test {ROCK SIZING: argument errors} {
+        foreach bad {abc -1 0 12zb {} 1.5gb} {
+            assert_error {*is not a maxmemory size*} {r rock sizing $bad}
+        }
+        # Too few accesses yet.
+        assert_error {*not enough value accesses sampled yet*} {r rock sizing}
+        assert_error {*not enough value accesses sampled yet*} {r rock sizing 100mb}
+        assert_equal -1 [rock_info_field rock_sizing_maxmemory_90]
+    }
+
+    test {ROCK SIZING with the tier idle: every value in RAM, the curve still says what fits} {
+        r config set maxmemory 0
+        for {set i 0} {$i < 4000} {incr i} { r set k$i [string repeat x [expr {200 + $i % 400}]] }
+        rock_uniform_gets 4000 20000
+        set rep [rock_report]
+        assert_equal 0 [dict get $rep cold_keys]
+        assert_equal 0 [dict get $rep value_hits_disk]
+        set pairs [r rock sizing]
+        assert_equal 16 [llength $pairs]
+        set prev_m 0
+        set prev_r 0
+        foreach p $pairs {
+            lassign $p m ratio
+            assert_morethan $m $prev_m
+            assert_morethan_equal $ratio $prev_r
+            assert {$ratio >= 0 && $ratio <= 1}
+            set prev_m $m
+            set prev_r $ratio
+        }
+        # The last point holds every value: all from RAM.
+        assert_equal 1 [lindex $pairs end 1]
+        set all [lindex $pairs end 0]
+        set full_ratio [lindex [r rock sizing $all] 0]
+        assert_equal 1 $full_ratio
+        set p90 [rock_info_field rock_sizing_maxmemory_90]
+        set p99 [rock_info_field rock_sizing_maxmemory_99]
+        set p999 [rock_info_field rock_sizing_maxmemory_999]
+        assert_morethan $p90 0
+        assert_morethan_equal $p99 $p90
+        assert_morethan_equal $p999 $p99
+        assert_morethan_equal $all $p999
+        assert_morethan [rock_info_field rock_sizing_sampled_keys] 3000
+        assert_equal 1000000 [rock_info_field rock_sizing_sample_ppm]
+    }
+
+    test {ROCK SIZING predicts the share from RAM a uniform workload gets at today's maxmemory} {
+        # Values 300-700 bytes, twice maxmemory's worth: about half on disk.
+        r flushall
+        r config set maxmemory-policy allkeys-lru
+        for {set i 0} {$i < 20000} {incr i} { r set k$i [string repeat x [expr {300 + $i % 400}]] }
+        set mm [expr {[s used_memory] / 2}]
+        r config set maxmemory $mm
+        wait_for_condition 100 100 {
+            [dict get [rock_report] cold_keys] > 5000
+        } else {
+            fail "values did not move out: [rock_report]"
+        }
+        rock_uniform_gets 20000 20000
+        r config resetstat
+        rock_uniform_gets 20000 40000
+        lassign [rock_hits] ram disk
+        set measured [expr {double($ram) / ($ram + $disk)}]
+        # The background estimate of the values in RAM covers the last 10 s.
+        after 1000
+        set predicted [lindex [r rock sizing $mm] 0]
+        assert {abs($predicted - $measured) < 0.06}
+        # More RAM, more from RAM; all of it at the size that holds every value.
+        lassign [r rock sizing [expr {$mm / 2}] [expr {$mm * 2}] [expr {$mm * 8}]] r_half r_double r_8
+        assert {$r_half < $predicted && $predicted < $r_double}
+        assert_equal 1 $r_8
+    }
+
+    test {ROCK SIZING: rock-sizing-memory 0 turns the model off; setting it starts over} {
+        r config set rock-sizing-memory 0
+        assert_error {*sizing model is off*} {r rock sizing}
+        assert_equal 0 [rock_info_field rock_sizing_memory]
+        assert_equal 0 [rock_info_field rock_sizing_sampled_keys]
+        r config set rock-sizing-memory 256kb
+        set mem [rock_info_field rock_sizing_memory]
+        assert {$mem > 200000 && $mem <= 300000}
+        assert_equal 0 [rock_info_field rock_sizing_sampled_keys]
+        assert_error {*not enough value accesses*} {r rock sizing}
+        assert_error {*ERR*} {r config set rock-sizing-memory -1}
+        assert_error {*ERR*} {r config set rock-sizing-sample-every 0}
+    }
+
+    test {ROCK SIZING: the sample shrinks to the model's memory, the rate with it} {
+        r config set maxmemory 0
+        r config set rock-sizing-memory 16kb
+        for {set i 0} {$i < 5000} {incr i} { r set s$i [string repeat y 200] }
+        set keys [rock_info_field rock_sizing_sampled_keys]
+        set ppm [rock_info_field rock_sizing_sample_ppm]
+        assert {$keys > 0 && $keys <= 200}
+        assert {$ppm < 1000000}
+        # The model's keys are a sample at that rate: about keys/ppm*1e6 keys.
+        assert {abs($keys - 5000 * $ppm / 1e6) < 100}
+        r config set rock-sizing-memory 1mb
+    }
+}
