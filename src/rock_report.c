@@ -351,6 +351,9 @@ void rockLoadCommand(client *c) {
                                 (char *)c->argv[j]->ptr);
             return;
         }
+        /* Paged in by the operator, not by an access: the next read of it
+         * is served from RAM (value_hits_ram). */
+        rockFreshForget(dictGetVal(de));
         hot++;
     }
     addReplyLongLong(c, hot);

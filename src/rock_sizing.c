@@ -91,6 +91,7 @@ static struct {
     double hot[ROCK_SIZING_HOT_TICKS]; /* estimates of the values' RAM, */
     double hot_missing[ROCK_SIZING_HOT_TICKS]; /* ...and what of it is not */
     int hot_next, hot_count;           /* one per cron tick (a ring) */
+    unsigned long long hot_maxmemory;  /* the maxmemory they were taken at */
 } rs;
 
 /* Keys are sampled when (rockSizingHash() & 0xffffffff) < this (rock.h);
@@ -447,10 +448,16 @@ int rockSizingReady(const char **why) {
  * out. Estimated in the background: every cron tick (rockSizingCron(), 100
  * ms) looks at ROCK_SIZING_HOT_SAMPLES random keys of each db (a fraction of
  * a millisecond), and the estimates are the means of the last
- * ROCK_SIZING_HOT_TICKS ticks' (10 s, up to 10,000 keys a db). With no value
- * on disk, every value is in RAM: the model's own total. */
+ * ROCK_SIZING_HOT_TICKS ticks' (10 s, up to 10,000 keys a db; started
+ * again when maxmemory changes). With no value on disk, every value is in
+ * RAM: the model's own total. */
 void rockSizingCron(void) {
     if (rs.memory == 0 || rockColdKeys() == 0) return;
+    if (server.maxmemory != rs.hot_maxmemory) {
+        /* What is in RAM changes with maxmemory: start the window again. */
+        rs.hot_next = rs.hot_count = 0;
+        rs.hot_maxmemory = server.maxmemory;
+    }
     double total = 0, entries = 0, hot = 0;
     long long clean = 0;
     for (int d = 0; d < server.dbnum; d++) {

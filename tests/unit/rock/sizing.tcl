@@ -40,6 +40,14 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         assert_equal {1 1} [rock_hits]
     }
 
+    test {value_hits: a value ROCK LOAD paged in is read from RAM} {
+        r config resetstat
+        r rock evict k
+        assert_equal 1 [r rock load k]
+        r get k
+        assert_equal {1 0} [rock_hits]
+    }
+
     test {value_hits: commands that never read the value are not counted} {
         r config resetstat
         r rock evict k
