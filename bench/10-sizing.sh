@@ -34,4 +34,4 @@ python3 "$BENCH_TOP/bench/sizing.py" --bin "$REDIS_BIN_DIR/redis-server" --port 
     --out "$RESULTS_DIR" --dir "$BENCH_DIR/10-sizing" --keys "$keys" --value "$vrange" \
     --warmup "$warmup" --requests "$requests" --policies "$policies" --workloads "$workloads" \
     --extra="$extra"
-md_write "Keys key:%012d with values of $vrange random bytes; $keys keys; warm-up $warmup GETs (a tenth above 1 x base), measured $requests GETs per size (pipelined 100 deep, one connection). predicted: ROCK SIZING at 1 x base after its measured run; measured: value_hits_ram / (value_hits_ram + value_hits_disk) over the measured run at that size. diff_pp: predicted - measured in percentage points (issue 29 asks for |diff_pp| <= 5)."
+md_write "Keys key:%012d with values of $vrange random bytes; $keys keys; warm-up $warmup GETs (a tenth at 4 x base), measured $requests GETs per size (pipelined 100 deep, one connection). predicted: ROCK SIZING at 1 x base after its measured run; measured: value_hits_ram / (value_hits_ram + value_hits_disk) over the measured run at that size. diff_pp: predicted - measured in percentage points (issue 29 asks for |diff_pp| <= 5)."

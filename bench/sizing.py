@@ -14,7 +14,7 @@ For each maxmemory policy and workload shape, a fresh redis-rock server:
      moves the coldest values out, as the policy would have: each size starts
      near its steady state; growing would leave values the run never touches
      on disk, which is not the steady state a prediction describes);
-  3. at each size: a warm-up of W requests (W/10 above 1 x base), CONFIG
+  3. at each size: a warm-up of W requests (W/10 at 4 x base), CONFIG
      RESETSTAT, the measured run of M requests, and the share from RAM it
      got: value_hits_ram / (value_hits_ram + value_hits_disk). Each phase
      draws its own random requests. W must exceed the policy's
@@ -249,9 +249,9 @@ for policy in a.policies.split(","):
             mm = int(base * factor)
             c.call("CONFIG", "SET", "maxmemory", mm)
             # Every phase draws its own requests (a stream that repeated
-            # would hand LRU hits at the period), and sizes that hold every
-            # value need no long warm-up.
-            errors = run(c, workload, a.warmup if factor <= 1 else a.warmup // 10, a.seed * 101 + 2 * n, False)
+            # would hand LRU hits at the period). At 4 x base every value
+            # stays in RAM: no long warm-up.
+            errors = run(c, workload, a.warmup if factor < 4 else a.warmup // 10, a.seed * 101 + 2 * n, False)
             c.call("CONFIG", "RESETSTAT")
             errors += run(c, workload, a.requests, a.seed * 101 + 2 * n + 1, True)
             ri = info(c, "rock")
