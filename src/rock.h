@@ -212,6 +212,12 @@ struct rockKeyspace {
                                       * read runs (rock_point.c) */
     long long cold;                  /* cold keys of all dbs (the sum of
                                       * rockDb.cold: asked by every command) */
+#define ROCK_COUNTED_MAX 8
+    robj *counted[ROCK_COUNTED_MAX]; /* values the running command's lookups
+                                      * counted (value_hits_*): XREAD, PFMERGE,
+                                      * LMOVE k k look a key up twice; reset
+                                      * by rockCallEnter/Leave() */
+    int ncounted;
 };
 
 extern struct rockKeyspace rock_ks;
@@ -367,6 +373,7 @@ extern int rock_value_class_len;
 extern unsigned long rock_fresh_count;
 int rockFreshTake(robj *val);
 void rockFreshForget(robj *val);
+void rockFreshReset(void);
 typedef void rockKeyNoteProc(redisDb *db, sds key);
 void rockKeysOnValueHot(rockKeyNoteProc *proc);
 int rockIsOwnKeyCommand(struct redisCommand *cmd);
@@ -459,6 +466,7 @@ long long rockSizingFor(double target);
 size_t rockSizingMemory(void);
 long long rockSizingKeys(void);
 double rockSizingRate(void);
+int rockSizingEstimateTicks(void);
 
 /* rock_load.c: big collections spilled to disk while an RDB loads. */
 void rockLoadingSpill(robj *o, sds key, int dbid);
@@ -582,11 +590,15 @@ void rockCommand(client *c);
 static inline void rockValueAccessed(redisDb *db, robj *key, robj *val, int flags) {
     client *c = rock_ks.executing_client;
     if ((flags & LOOKUP_ROCK_OVERWRITE) || c == NULL || c->cmd == NULL || rock_store.db == NULL) return;
-    int id = c->cmd->id;
-    int class = id >= 0 && id < rock_value_class_len ? rock_value_class[id] : 0;
+    int cid = c->cmd->id;
+    int class = cid >= 0 && cid < rock_value_class_len ? rock_value_class[cid] : 0;
     if (class == ROCK_READS_NEVER) return;
+    /* One access per value per command, however many lookups it makes. */
+    for (int j = 0; j < rock_ks.ncounted; j++)
+        if (rock_ks.counted[j] == val) return;
     if (class == ROCK_READS_ALWAYS && rock_fresh_count == 0 && val != rock_ks.point_value && !rockIsCold(val) &&
         !rock_ks.existence_only && !server.loading) {
+        if (rock_ks.ncounted < ROCK_COUNTED_MAX) rock_ks.counted[rock_ks.ncounted++] = val;
         rock_ks_stats.value_hits_ram++;
         uint64_t id;
         if (rockSizingSampled(db->id, key->ptr, &id)) rockSizingAccess(db, key->ptr, val, id);

@@ -130,12 +130,19 @@ void rockValueAccessedSlow(redisDb *db, robj *key, robj *val, int flags) {
     if (rock_ks.existence_only || server.loading) return;
     int class = rockCommandValueClass(c->cmd);
     if (class == ROCK_READS_NEVER) return;
-    if (class == ROCK_READS_SOME && !rockKeyNeedsValue(c->cmd, c->argv, c->argc, key->ptr)) return;
+    /* A read lookup reads; a write lookup of a command whose keys differ
+     * (SUNIONSTORE's destination, COPY's, ...) may only check existence:
+     * asked per key, for write lookups alone (one or two a command, where
+     * asking for every source would cost a key extraction each). */
+    if (class == ROCK_READS_SOME && (flags & LOOKUP_WRITE) &&
+        !rockKeyNeedsValue(c->cmd, c->argv, c->argc, key->ptr))
+        return;
+    if (rockIsCold(val)) return; /* handed on without reading it (RENAME) */
+    if (rock_ks.ncounted < ROCK_COUNTED_MAX) rock_ks.counted[rock_ks.ncounted++] = val;
     if (val == rock_ks.point_value) {
         rock_ks_stats.value_hits_disk++;
         return; /* a stand-in: not the value, nothing for the model */
     }
-    if (rockIsCold(val)) return; /* handed on without reading it (RENAME) */
     if (rockFreshTake(val)) rock_ks_stats.value_hits_disk++;
     else rock_ks_stats.value_hits_ram++;
     uint64_t id;
@@ -195,9 +202,9 @@ static void rockMarkStale(rockDb *rdb, sds key) {
  * disk copy, if any (cold, hot-clean or stale). */
 void rockKeyRemoved(redisDb *db, sds key, robj *val) {
     if (!rock_store.db) return;
+    rockSizingRemove(db, key);
     if (rock_rename.src && rockRenameCarry(db, key, val)) return;
     if (rock_rename.src && rock_rename.db == db && sdscmp(key, rock_rename.dst) == 0) rock_rename.dst_removed = 1;
-    rockSizingRemove(db, key);
     rockDb *rdb = &rock_ks.dbs[db->id];
     int had_copy = 0;
     if (!rockIsColdOrPoint(val)) rockFreshForget(val);
@@ -358,6 +365,7 @@ int rockKeysEmptyDbs(redisDb *dbarray, int dbnum) {
     }
     rockEvictSweepAll();
     rockSizingReset();
+    rockFreshReset(); /* their values are freed: no address may stay */
     /* Nothing is live: start over with an empty RocksDB (rockResetStore(),
      * by the caller), unless a forked child is still streaming from a
      * snapshot of this one. */
@@ -406,6 +414,7 @@ static int rockAnyClean(void) {
 client *rockCallEnter(client *c) {
     client *prev = rock_ks.executing_client;
     rock_ks.executing_client = c;
+    rock_ks.ncounted = 0;
     if (rock_frames_depth == rock_frames_cap) {
         rock_frames_cap = rock_frames_cap ? rock_frames_cap * 2 : 8;
         rock_frames = zrealloc(rock_frames, sizeof(rockCallFrame) * rock_frames_cap);
@@ -440,6 +449,7 @@ client *rockCallEnter(client *c) {
 
 void rockCallLeave(client *c, client *prev, long long dirty_before) {
     rockCallFrame f = rock_frames[--rock_frames_depth];
+    rock_ks.ncounted = 0;
     if (rock_frames_depth == 0 && rock_ks.point_value) rockPointLeave();
     if (rock_frames_depth == 0 && rock_rename.src) rockRenameLeave();
     serverAssert(f.prev == prev);

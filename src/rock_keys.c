@@ -387,8 +387,10 @@ void rockKeysOnValueHot(rockKeyNoteProc *proc) {
  * disk (value_hits_disk). The values paged in and not looked up since are
  * kept here by address (rockRestoreValue() adds, rockFreshTake() takes at
  * the first counted lookup; eviction, removal and overwrite forget them).
- * Empty most of the time, and then free to ask. Bounded: a value paged in
- * for a command that never looks it up stays until it moves out again.
+ * Empty most of the time, and then free to ask. Bounded (ROCK_FRESH_MAX;
+ * past it a value's first read counts as RAM): a value paged in for a
+ * command that never looks it up stays until it moves out again or the
+ * dataset is emptied.
  * ------------------------------------------------------------------------ */
 
 #define ROCK_FRESH_MAX 65536
@@ -404,9 +406,15 @@ unsigned long rock_fresh_count; /* its size, for rockValueAccessed() (rock.h) */
 static void rockFreshAdd(robj *val) {
     if (val->refcount == OBJ_SHARED_REFCOUNT) return;
     if (rock_fresh == NULL) rock_fresh = dictCreate(&rockFreshDictType);
-    if (dictSize(rock_fresh) >= ROCK_FRESH_MAX) dictEmpty(rock_fresh, NULL);
+    if (dictSize(rock_fresh) >= ROCK_FRESH_MAX) return; /* its first read counts as RAM */
     dictAdd(rock_fresh, val, NULL);
     rock_fresh_count = dictSize(rock_fresh);
+}
+
+/* Every value freed at once (FLUSHALL, FLUSHDB, a full sync, DEBUG RELOAD). */
+void rockFreshReset(void) {
+    if (rock_fresh) dictEmpty(rock_fresh, NULL);
+    rock_fresh_count = 0;
 }
 
 /* Was `val` paged in and not looked up since? Forgets it. */

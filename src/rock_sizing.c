@@ -255,6 +255,13 @@ static size_t rockSizingCleanEntry(sds key) {
 }
 
 static size_t rockSizingValueSize(int dbid, sds key, robj *val, int *movable) {
+    /* A list emptied by the command that is running (its keyspace event
+     * comes before its deletion) can be looked up by a module's callback:
+     * objectComputeSize() would read its missing first node. */
+    if ((val->type == OBJ_LIST && listTypeLength(val) == 0) || rockCollectionSize(val) == 0) {
+        *movable = 0;
+        return sizeof(robj);
+    }
     *movable = rockSentinelOf(val) != NULL && !rockValueTooSmall(val, NULL);
     robj keyobj;
     initStaticStringObject(keyobj, key);
@@ -384,7 +391,7 @@ void rockSizingWrite(redisDb *db, sds key, robj *val, uint64_t id) {
     rockSizingCheckPolicy();
     uint32_t slot = rockSizingSlot(id);
     uint32_t k = rs.table[slot] ? rs.table[slot] - 1 : rockSizingNew(slot, id);
-    int movable = 1;
+    int movable = rockSentinelOf(val) != NULL;
     size_t size = rs.keys[k].size;
     /* A collection is added empty and filled after (dbAdd() from LPUSH,
      * SADD, ...): its size is taken at its next access. */
@@ -417,6 +424,11 @@ long long rockSizingKeys(void) {
 }
 
 /* R, the share of keys sampled. */
+/* Cron ticks in the values-in-RAM estimate's window (0 .. 100). */
+int rockSizingEstimateTicks(void) {
+    return rs.hot_count;
+}
+
 double rockSizingRate(void) {
     return rs.memory ? (double)rock_sizing_threshold / (double)ROCK_SIZING_ALL : 0;
 }
@@ -436,6 +448,10 @@ int rockSizingReady(const char **why) {
         snprintf(buf, sizeof(buf), "not enough value accesses sampled yet (%lld of %d)", rs.sampled,
                  ROCK_SIZING_MIN_SAMPLED);
         *why = buf;
+        return 0;
+    }
+    if (rockColdKeys() > 0 && rs.hot_count == 0) {
+        *why = "the estimate of the values in RAM has no sample yet (it takes one every 100 ms)";
         return 0;
     }
     return 1;

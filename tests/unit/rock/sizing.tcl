@@ -103,7 +103,35 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         assert_equal {2 1} [rock_hits]
     }
 
+    test {value_hits: a command that looks a value up twice counts one access (XREAD, LMOVE k k)} {
+        r del s l
+        r xadd s 1-1 f [string repeat s 200]
+        r rpush l [string repeat a 100] [string repeat b 100]
+        r config resetstat
+        r rock evict s
+        r xread count 1 streams s 0
+        assert_equal {0 1} [rock_hits]
+        r xread count 1 streams s 0
+        assert_equal {1 1} [rock_hits]
+        r lmove l l left right
+        assert_equal {2 1} [rock_hits]
+    }
+
+    test {value_hits: after FLUSHALL no value counts as paged in} {
+        # A value paged in for a command that never reads it stays marked
+        # until it leaves RAM; FLUSHALL frees every value at once.
+        r set f [string repeat f 200]
+        r rock evict f
+        r eval {return 1} 1 f
+        r flushall
+        r config resetstat
+        for {set i 0} {$i < 50} {incr i} { r set g$i [string repeat g 200] }
+        for {set i 0} {$i < 50} {incr i} { r get g$i }
+        assert_equal {50 0} [rock_hits]
+    }
+
     test {value_hits reset by CONFIG RESETSTAT and shown in INFO rock} {
+        r set m [string repeat m 200]
         r get m
         assert_morethan [rock_info_field rock_value_hits_ram] 0
         r config resetstat
@@ -144,16 +172,17 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         }
         # The last point holds every value: all from RAM.
         assert_equal 1 [lindex $pairs end 1]
+        # At the size that holds every value (as of that reply: used_memory
+        # moves a little between commands), all from RAM.
         set all [lindex $pairs end 0]
-        set full_ratio [lindex [r rock sizing $all] 0]
-        assert_equal 1 $full_ratio
+        assert_morethan [lindex [r rock sizing $all] 0] 0.999
         set p90 [rock_info_field rock_sizing_maxmemory_90]
         set p99 [rock_info_field rock_sizing_maxmemory_99]
         set p999 [rock_info_field rock_sizing_maxmemory_999]
         assert_morethan $p90 0
         assert_morethan_equal $p99 $p90
         assert_morethan_equal $p999 $p99
-        assert_morethan_equal $all $p999
+        assert {$p999 <= $all * 1.001}
         assert_morethan [rock_info_field rock_sizing_sampled_keys] 3000
         assert_equal 1000000 [rock_info_field rock_sizing_sample_ppm]
     }
@@ -175,8 +204,13 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         rock_uniform_gets 20000 40000
         lassign [rock_hits] ram disk
         set measured [expr {double($ram) / ($ram + $disk)}]
-        # The background estimate of the values in RAM covers the last 10 s.
-        after 1000
+        # The background estimate of the values in RAM: a second of samples
+        # (100 keys every 100 ms) at this maxmemory.
+        wait_for_condition 100 100 {
+            [rock_info_field rock_sizing_estimate_ticks] >= 10
+        } else {
+            fail "no estimate of the values in RAM"
+        }
         set predicted [lindex [r rock sizing $mm] 0]
         assert {abs($predicted - $measured) < 0.06}
         # More RAM, more from RAM; all of it at the size that holds every value.
