@@ -73,7 +73,7 @@ typedef struct rockSizingCache {
 
 static struct {
     size_t memory;          /* bytes allocated for the model (0: off) */
-    long long configured;   /* rock-sizing-memory it was built for */
+    long long configured;   /* the budget it was built for (rockSizingBudget()) */
     uint32_t max;           /* keys it holds */
     rockSizingKey *keys;
     uint32_t n;
@@ -309,19 +309,31 @@ void rockSizingResetStats(void) {
     rs.base = 0;
 }
 
-/* Build the model for rock-sizing-memory (at start-up and when it
- * changes): as many keys as the bytes hold, all allocated now. */
+/* The model's budget: rock-sizing-memory, and at most a 64th of maxmemory,
+ * so that a server with a small maxmemory keeps its room for data. */
+static long long rockSizingBudget(void) {
+    long long budget = rock.sizing_memory;
+    if (budget && server.maxmemory && (unsigned long long)budget > server.maxmemory / 64)
+        budget = (long long)(server.maxmemory / 64);
+    if (rock.sizing_memory && budget < 1) budget = 1; /* the smallest model */
+    return budget;
+}
+
+/* Build the model for its budget (at start-up, when rock-sizing-memory
+ * changes, and from cron when maxmemory moves the budget): as many keys as
+ * the bytes hold, all allocated now. A new budget or rate starts over. */
 void rockSizingConfigure(void) {
-    if (rs.memory && rs.configured == rock.sizing_memory && rs.every != rock.sizing_sample_every) {
+    long long budget = rockSizingBudget();
+    if (rs.memory && rs.configured == budget && rs.every != rock.sizing_sample_every) {
         rockSizingReset(); /* a new rate: start over */
         return;
     }
-    if (rs.configured == rock.sizing_memory && (rs.memory || rock.sizing_memory == 0)) return;
+    if (rs.configured == budget && (rs.memory || budget == 0)) return;
     rockSizingFree();
-    rs.configured = rock.sizing_memory;
-    if (rock.sizing_memory == 0) return;
+    rs.configured = budget;
+    if (budget == 0) return;
     size_t per = sizeof(rockSizingKey) + ROCK_SIZING_CACHES * sizeof(uint16_t) + 4 * sizeof(uint32_t);
-    size_t max = (size_t)rock.sizing_memory / per;
+    size_t max = (size_t)budget / per;
     if (max < ROCK_SIZING_MIN_KEYS) max = ROCK_SIZING_MIN_KEYS;
     if (max > ROCK_SIZING_MAX_KEYS) max = ROCK_SIZING_MAX_KEYS;
     rs.max = (uint32_t)max;
@@ -337,7 +349,7 @@ void rockSizingConfigure(void) {
         rs.share[j] = exp2(-ROCK_SIZING_SHARE_STEP * (j + 1));
     }
     rs.rand = 0x2545F4914F6CDD1DULL;
-    rs.configured = rock.sizing_memory;
+    rs.configured = budget;
     rockSizingReset();
 }
 
@@ -468,6 +480,7 @@ int rockSizingReady(const char **why) {
  * again when maxmemory changes). With no value on disk, every value is in
  * RAM: the model's own total. */
 void rockSizingCron(void) {
+    rockSizingConfigure(); /* maxmemory may have moved the budget */
     if (rs.memory == 0 || rockColdKeys() == 0) return;
     if (server.maxmemory != rs.hot_maxmemory) {
         /* What is in RAM changes with maxmemory: start the window again. */
