@@ -319,8 +319,9 @@ static long long rockSizingBudget(void) {
     return budget;
 }
 
-/* Build the model for its budget (at start-up, when rock-sizing-memory
- * changes, and from cron when maxmemory moves the budget): as many keys as
+/* Build the model for its budget (at start-up, and when rock-sizing-memory
+ * or rock-sizing-sample-every is set; not when maxmemory changes, so that
+ * used_memory does not jump under a CONFIG SET maxmemory): as many keys as
  * the bytes hold, all allocated now. A new budget or rate starts over. */
 void rockSizingConfigure(void) {
     long long budget = rockSizingBudget();
@@ -480,7 +481,6 @@ int rockSizingReady(const char **why) {
  * again when maxmemory changes). With no value on disk, every value is in
  * RAM: the model's own total. */
 void rockSizingCron(void) {
-    rockSizingConfigure(); /* maxmemory may have moved the budget */
     if (rs.memory == 0 || rockColdKeys() == 0) return;
     if (server.maxmemory != rs.hot_maxmemory) {
         /* What is in RAM changes with maxmemory: start the window again. */
