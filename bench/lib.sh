@@ -75,13 +75,14 @@ machine_facts() {
 # Servers
 
 # server_start NAME KIND PORT [extra redis-server args...]
-# KIND: stock | rock (rock adds --rock-enabled yes). Fresh dir $BENCH_DIR/NAME.
+# KIND: stock | rock (rock adds --rock-enabled yes, then $ROCK_SERVER_ARGS,
+# e.g. "--rock-defrag no" to compare a setting). Fresh dir $BENCH_DIR/NAME.
 server_start() {
     local name=$1 kind=$2 port=$3; shift 3
     local dir=$BENCH_DIR/$name bin
     case "$kind" in
     stock) bin=$STOCK_BIN_DIR/redis-server; set -- "$@" ;;
-    rock)  bin=$REDIS_BIN_DIR/redis-server; set -- --rock-enabled yes "$@" ;;
+    rock)  bin=$REDIS_BIN_DIR/redis-server; set -- --rock-enabled yes "$@" ${ROCK_SERVER_ARGS:-} ;;
     *) die "server_start: kind $kind" ;;
     esac
     [ "$port" -ge 31200 ] && [ "$port" -le 31299 ] || die "port $port outside 31200..31299"

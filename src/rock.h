@@ -155,6 +155,7 @@ struct rockConfig {
     int debug_evict_all;             /* rock-debug-evict-all */
     long long sizing_memory;         /* rock-sizing-memory (0: ROCK SIZING off) */
     long long sizing_sample_every;   /* rock-sizing-sample-every */
+    int defrag;                      /* rock-defrag */
 
     /* Start-up-only options as they were when the server started. */
     struct {
@@ -486,6 +487,8 @@ long long rockWriteOutstanding(void);
 void rockWriteRequestTrim(void);
 void rockWriteRequestPurge(void);
 void rockPurgeCheck(void);
+int rockDefragEnabled(void);
+int rockDefragEffort(size_t frag_bytes);
 void rockWriteRequestL0Trigger(int files);
 long long rockWriteDiskFree(void);
 void rockWriteDetachChild(void);

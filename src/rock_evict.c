@@ -627,6 +627,46 @@ void rockPurgeCheck(void) {
 #endif
 }
 
+/* ---------------------------------------------------------------------------
+ * Fragmentation
+ * ------------------------------------------------------------------------ */
+
+/* Keys stay in RAM while their values move out, so the slabs of the values'
+ * size classes are left thinly used: a value moved out frees its slot, and
+ * with memory at the limit nothing refills it. A big collection paged in
+ * and moved out again (its thousands of small allocations scattered into
+ * the holes, room made for it by moving other values out) leaves 20-35 MB
+ * of pages held for freed slots at a 48 MB maxmemory within 2-3 s (soak).
+ * That is RSS maxmemory does not see. Upstream's active defrag moves live
+ * allocations out of sparse slabs, but its start check runs once a second,
+ * at percentages of the heap, and it is off by default. With rock-defrag
+ * (default yes) the tier starts it whatever `activedefrag` says, checks
+ * every 100 ms (each serverCron() call), and asks for an effort that grows
+ * with the fragmented bytes over an allowance, max(maxmemory / 16, 4 MB):
+ * 5% of the event loop just over it, 25% (upstream's default maximum, 25 ms
+ * slices at hz 10) from 4 times it. defrag.c takes the larger of this and
+ * upstream's own effort, and as upstream does, never runs while a forked
+ * child exists. */
+#define ROCK_DEFRAG_MIN_ALLOWANCE (4 << 20)
+#define ROCK_DEFRAG_MIN_PCT 5
+#define ROCK_DEFRAG_MAX_PCT 25
+
+int rockDefragEnabled(void) {
+    return rock.defrag && rock_store.db && server.maxmemory;
+}
+
+/* The CPU share (percent of each cron period) active defrag should take
+ * for `frag_bytes` (jemalloc's active less allocated bytes); 0: none. */
+int rockDefragEffort(size_t frag_bytes) {
+    if (!rockDefragEnabled()) return 0;
+    size_t allowance = server.maxmemory / 16;
+    if (allowance < ROCK_DEFRAG_MIN_ALLOWANCE) allowance = ROCK_DEFRAG_MIN_ALLOWANCE;
+    if (frag_bytes <= allowance) return 0;
+    double over = (double)(frag_bytes - allowance) / (3.0 * allowance); /* 0 .. 1 at 4x */
+    int pct = ROCK_DEFRAG_MIN_PCT + (int)(over * (ROCK_DEFRAG_MAX_PCT - ROCK_DEFRAG_MIN_PCT));
+    return pct > ROCK_DEFRAG_MAX_PCT ? ROCK_DEFRAG_MAX_PCT : pct;
+}
+
 /* Loading (an RDB, an AOF, a replica's full sync) runs no command, so no
  * eviction: over maxmemory, move values out as keys arrive, so a dataset
  * larger than RAM loads. Only into the live keyspace: a diskless load into

@@ -158,7 +158,10 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         r config set maxmemory $limit
         after 1000 ;# the idle period under test, not a wait for a condition
         # INFO's own reply counts in the used_memory it reports: allow it.
-        wait_for_condition 10 100 {
+        # (20 INFOs give eviction 40 ms, far from enough for 50 MB; under a
+        # loaded test run, rock-defrag's slices, up to 25% of the loop while
+        # the moved values' slabs are thin, slow the timer's eviction.)
+        wait_for_condition 20 100 {
             [s used_memory] <= $limit + 100000
         } else {
             fail "used_memory [s used_memory] still over $limit: eviction stopped between commands"
@@ -407,6 +410,56 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
             fail "dirty pages: [rock_dirty_bytes] bytes, purges [rock_info_field rock_jemalloc_purges] (were $purges)"
         }
         r debug mallctl arena.0.dirty_decay_ms 100
+    }
+    }
+}
+
+# Values moved out at random leave the slabs of their size class thinly
+# used: pages held for freed slots, RSS that maxmemory does not see. With
+# rock-defrag the tier has upstream's active defrag move the live values
+# together, whatever `activedefrag` says (it stays at its default, no).
+proc rock_frag_bytes {} {
+    r debug mallctl epoch 1
+    return [expr {[r debug mallctl stats.active] - [r debug mallctl stats.allocated]}]
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction maxmemory 256mb rock-defrag no}} {
+    if {[string match {*jemalloc*} [s mem_allocator]]} {
+    test {maxmemory with rock: rock-defrag gives back the pages values moved out left thinly used} {
+        assert_equal no [lindex [r config get activedefrag] 1]
+        # 60,000 values of 600 bytes in RAM (46 MB with their keys), then
+        # maxmemory cut to 24 MB: about two in three values move out.
+        r debug populate 60000 f 600
+        r config set maxmemory 24mb
+        # (Eviction stops at the limit, give or take a few KB.)
+        wait_for_condition 200 50 {
+            [s used_memory] < 25 * 1024 * 1024 && [rock_info_field rock_pending_bytes] == 0
+        } else {
+            fail "eviction did not get under 24 MB: used_memory [s used_memory]"
+        }
+        set staged [rock_frag_bytes]
+        assert_morethan $staged [expr {10 * 1024 * 1024}]
+        # rock-defrag no: nothing moves them (the server's cron runs ten
+        # times in a second).
+        after 1000
+        assert_equal 0 [s active_defrag_hits]
+        assert_morethan [rock_frag_bytes] [expr {10 * 1024 * 1024}]
+        # rock-defrag yes: the allowance at 24 MB is 4 MB.
+        r config set rock-defrag yes
+        wait_for_condition 200 50 {
+            [rock_frag_bytes] < 6 * 1024 * 1024
+        } else {
+            fail "fragmented bytes [rock_frag_bytes] (staged $staged), defrag hits [s active_defrag_hits]"
+        }
+        assert_morethan [s active_defrag_hits] 0
+        # Every value reads back, those that moved and those that were moved
+        # about in RAM.
+        for {set i 0} {$i < 60000} {incr i 499} {
+            set v [r get f:$i]
+            assert_equal 600 [string length $v]
+            assert_equal "value:$i" [string trimright $v "\0"]
+        }
+        assert_equal 0 [rock_info_field rock_errors]
     }
     }
 }
