@@ -642,12 +642,26 @@ void rockPurgeCheck(void) {
  * at percentages of the heap, and it is off by default. With rock-defrag
  * (default yes) the tier starts it whatever `activedefrag` says, checks
  * every 100 ms (each serverCron() call), and asks for an effort that grows
- * with the fragmented bytes over an allowance, max(maxmemory / 16, 4 MB):
- * 5% of the event loop just over it, 25% (upstream's default maximum, 25 ms
- * slices at hz 10) from 4 times it. defrag.c takes the larger of this and
- * upstream's own effort, and as upstream does, never runs while a forked
- * child exists. */
-#define ROCK_DEFRAG_MIN_ALLOWANCE (4 << 20)
+ * with the fragmented bytes over an allowance: 5% of the event loop just
+ * over it, 25% (upstream's default maximum, 25 ms slices at hz 10) from
+ * twice it.
+ *
+ * The allowance follows the RSS bound the tier promises, maxmemory x 1.15
+ * + 64 MB (docs/architecture.md, "Memory"): while RSS (serverCron()'s
+ * sample, 100 ms old at most) is more than 16 MB under it, max(maxmemory
+ * / 4, 8 MB); within 16 MB of the bound, 8 MB, at the full 25%: a burst
+ * is taken back before RSS gets there. Steady eviction keeps 10-20% of
+ * maxmemory fragmented, and defrag can't win against it: a scan of a
+ * 300,000-key keyspace at 25% takes 3-4 s and leaves as much behind as it
+ * found, for 10-15% more event-loop CPU per request (a first cut started
+ * at a 16th of maxmemory, and at 4 MB within 32 MB of the bound). So defrag
+ * is kept for bursts and for RSS near the bound. defrag.c takes the larger
+ * of this and upstream's own effort, and as upstream does, never runs
+ * while a forked child exists (moving memory then would copy pages the
+ * child shares). */
+#define ROCK_DEFRAG_ALLOWANCE_MIN (8 << 20)
+#define ROCK_DEFRAG_NEAR_ALLOWANCE (8 << 20)
+#define ROCK_DEFRAG_NEAR_MARGIN (16 << 20)
 #define ROCK_DEFRAG_MIN_PCT 5
 #define ROCK_DEFRAG_MAX_PCT 25
 
@@ -655,14 +669,21 @@ int rockDefragEnabled(void) {
     return rock.defrag && rock_store.db && server.maxmemory;
 }
 
+/* The RSS the tier promises to stay under (the soak's and the docs' bound). */
+static size_t rockRssBound(void) {
+    return server.maxmemory + server.maxmemory / 100 * 15 + ((size_t)64 << 20);
+}
+
 /* The CPU share (percent of each cron period) active defrag should take
  * for `frag_bytes` (jemalloc's active less allocated bytes); 0: none. */
 int rockDefragEffort(size_t frag_bytes) {
     if (!rockDefragEnabled()) return 0;
-    size_t allowance = server.maxmemory / 16;
-    if (allowance < ROCK_DEFRAG_MIN_ALLOWANCE) allowance = ROCK_DEFRAG_MIN_ALLOWANCE;
+    if (server.cron_malloc_stats.process_rss + ROCK_DEFRAG_NEAR_MARGIN > rockRssBound())
+        return frag_bytes > ROCK_DEFRAG_NEAR_ALLOWANCE ? ROCK_DEFRAG_MAX_PCT : 0;
+    size_t allowance = server.maxmemory / 4;
+    if (allowance < ROCK_DEFRAG_ALLOWANCE_MIN) allowance = ROCK_DEFRAG_ALLOWANCE_MIN;
     if (frag_bytes <= allowance) return 0;
-    double over = (double)(frag_bytes - allowance) / (3.0 * allowance); /* 0 .. 1 at 4x */
+    double over = (double)(frag_bytes - allowance) / allowance; /* 0 .. 1 at 2x */
     int pct = ROCK_DEFRAG_MIN_PCT + (int)(over * (ROCK_DEFRAG_MAX_PCT - ROCK_DEFRAG_MIN_PCT));
     return pct > ROCK_DEFRAG_MAX_PCT ? ROCK_DEFRAG_MAX_PCT : pct;
 }

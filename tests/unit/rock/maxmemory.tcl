@@ -428,7 +428,8 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
     test {maxmemory with rock: rock-defrag gives back the pages values moved out left thinly used} {
         assert_equal no [lindex [r config get activedefrag] 1]
         # 60,000 values of 600 bytes in RAM (46 MB with their keys), then
-        # maxmemory cut to 24 MB: about two in three values move out.
+        # maxmemory cut to 24 MB: about two in three values move out, and
+        # leave about 20 MB of pages held for freed slots.
         r debug populate 60000 f 600
         r config set maxmemory 24mb
         # (Eviction stops at the limit, give or take a few KB.)
@@ -438,16 +439,16 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
             fail "eviction did not get under 24 MB: used_memory [s used_memory]"
         }
         set staged [rock_frag_bytes]
-        assert_morethan $staged [expr {10 * 1024 * 1024}]
+        assert_morethan $staged [expr {16 * 1024 * 1024}]
         # rock-defrag no: nothing moves them (the server's cron runs ten
         # times in a second).
         after 1000
         assert_equal 0 [s active_defrag_hits]
-        assert_morethan [rock_frag_bytes] [expr {10 * 1024 * 1024}]
-        # rock-defrag yes: the allowance at 24 MB is 4 MB.
+        assert_morethan [rock_frag_bytes] [expr {16 * 1024 * 1024}]
+        # rock-defrag yes: the allowance at 24 MB is its minimum, 8 MB.
         r config set rock-defrag yes
         wait_for_condition 200 50 {
-            [rock_frag_bytes] < 6 * 1024 * 1024
+            [rock_frag_bytes] < 8 * 1024 * 1024
         } else {
             fail "fragmented bytes [rock_frag_bytes] (staged $staged), defrag hits [s active_defrag_hits]"
         }
