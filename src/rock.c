@@ -274,6 +274,8 @@ void rockCron(void) {
     if (++ticks % 10 == 0) {
         rockWriteRequestTrim();
         rockTuneL0();
+    } else {
+        rockWriteRequestMeasure();
     }
 }
 

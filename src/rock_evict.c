@@ -670,7 +670,7 @@ int rockDefragEnabled(void) {
 }
 
 /* The RSS the tier promises to stay under (the soak's and the docs' bound). */
-static size_t rockRssBound(void) {
+size_t rockRssBound(void) {
     return server.maxmemory + server.maxmemory / 100 * 15 + ((size_t)64 << 20);
 }
 
@@ -688,6 +688,46 @@ int rockDefragEffort(size_t frag_bytes) {
     return pct > ROCK_DEFRAG_MAX_PCT ? ROCK_DEFRAG_MAX_PCT : pct;
 }
 
+/* ---------------------------------------------------------------------------
+ * The RSS bound
+ * ------------------------------------------------------------------------ */
+
+/* What eviction counts besides Redis's heap (getMaxmemoryState(), patch
+ * 0022): RocksDB's memory, and whatever the process's RSS holds over the
+ * bound less ROCK_DEFRAG_NEAR_MARGIN. Part of the RSS no figure counts:
+ * RocksDB's heap beyond its own figures (an iterator's read-ahead and the
+ * memtables and files it pins while a fork stream reads, compaction
+ * buffers), jemalloc pages held for freed slots while a forked child forbids
+ * defrag. Only the moving of values sees it: the policy (-OOM, deleting keys)
+ * is judged by Redis's own memory (rockPolicyMemory()), as on stock, so an
+ * RSS burst costs disk reads, never a write or a key. Replica output
+ * buffers are outside maxmemory on stock too, and left out here. RSS is
+ * serverCron()'s (whileBlockedCron()'s while loading), at most 100 ms old. */
+size_t rockRssOvershoot(void) {
+    size_t rss = server.cron_malloc_stats.process_rss;
+    if (!rock_store.db || !server.maxmemory) return 0;
+    size_t target = rockRssBound() - ROCK_DEFRAG_NEAR_MARGIN;
+    if (rss <= target) return 0;
+    size_t outside = freeMemoryGetNotCountedMemory();
+    return rss > target + outside ? rss - target - outside : 0;
+}
+
+size_t rockMaxmemoryExtra(void) {
+    return rockExternalMemory() + rockRssOvershoot();
+}
+
+/* rockCron() has the writer hand RocksDB's freed glibc memory back once a
+ * second; no timer runs while loading, and a load writes the whole dataset
+ * through RocksDB (flushes, compactions): the same, once a second, from
+ * here. */
+static void rockLoadingTrimCheck(void) {
+    static monotime last;
+    monotime now = getMonotonicUs();
+    if (now - last < 1000000) return;
+    last = now;
+    rockWriteRequestTrim();
+}
+
 /* Loading (an RDB, an AOF, a replica's full sync) runs no command, so no
  * eviction: over maxmemory, move values out as keys arrive, so a dataset
  * larger than RAM loads. Only into the live keyspace: a diskless load into
@@ -695,6 +735,7 @@ int rockDefragEffort(size_t frag_bytes) {
 void rockLoadingMemoryCheck(redisDb *db) {
     rockLoadingKeyDone(db);
     rockPurgeCheck();
+    rockLoadingTrimCheck();
     if (!rock_store.db || !server.maxmemory || db < server.db || db >= server.db + server.dbnum) return;
     if (zmalloc_used_memory() <= server.maxmemory) return;
     rockPerformEvictions();

@@ -113,6 +113,8 @@ static int rockCollectFigures(rockFigure *f) {
         rock_ks_stats.errors++;
     }
     long long memtables = rockStoreProperty("rocksdb.cur-size-all-mem-tables");
+    long long memtables_all = rockStoreProperty("rocksdb.size-all-mem-tables");
+    long long pinned = memtables_all > memtables ? memtables_all - memtables : 0;
     long long readers = rockStoreProperty("rocksdb.estimate-table-readers-mem");
     long long cache = rock_store.cache ? (long long)rocksdb_cache_get_usage(rock_store.cache) : 0;
 
@@ -187,8 +189,11 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"read_latency_p99_us", rockReadLatencyPercentile(99.0)};
     f[n++] = (rockFigure){"read_latency_p999_us", rockReadLatencyPercentile(99.9)};
     f[n++] = (rockFigure){"used_memory", (long long)zmalloc_used_memory()};
-    f[n++] = (rockFigure){"rocksdb_memory", memtables + readers + cache};
+    f[n++] = (rockFigure){"rss_bound", server.maxmemory ? (long long)rockRssBound() : 0};
+    f[n++] = (rockFigure){"rss_overshoot", (long long)rockRssOvershoot()};
+    f[n++] = (rockFigure){"rocksdb_memory", memtables + pinned + readers + cache};
     f[n++] = (rockFigure){"rocksdb_memtables", memtables};
+    f[n++] = (rockFigure){"rocksdb_memtables_pinned", pinned};
     f[n++] = (rockFigure){"rocksdb_block_cache_usage", cache};
     f[n++] = (rockFigure){"rocksdb_block_cache_capacity", rock_store.cache ? (long long)rocksdb_cache_get_capacity(rock_store.cache) : 0};
     f[n++] = (rockFigure){"rocksdb_table_readers", readers};

@@ -682,7 +682,9 @@ static size_t rock_table_readers_memory; /* its table readers' part */
 
 void rockRefreshExternalMemory(void) {
     long long readers = rockStoreProperty("rocksdb.estimate-table-readers-mem");
-    long long sum = rockStoreProperty("rocksdb.cur-size-all-mem-tables") + readers +
+    /* size-all: with the memtables flushed but still held by an iterator
+     * (a fork stream's), which cur-size-all leaves out. */
+    long long sum = rockStoreProperty("rocksdb.size-all-mem-tables") + readers +
                     (rock_store.cache ? (long long)rocksdb_cache_get_usage(rock_store.cache) : 0);
     rock_external_memory = sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
     rock_table_readers_memory = readers > 0 ? (size_t)readers : 0;

@@ -98,6 +98,7 @@ static struct {
     list *staged;             /* main thread only: ops not handed over yet */
     size_t staged_bytes;      /* ...and the bytes they carry */
     int trim;                 /* malloc_trim() asked for (rockWriteRequestTrim) */
+    int measure;              /* mallinfo2() asked for (rockWriteRequestMeasure) */
     int purge;                /* jemalloc purge asked for (rockWriteRequestPurge) */
     int l0_trigger;           /* L0 trigger to set, 0: none (rockWriteRequestL0Trigger) */
     /* Main thread only. */
@@ -111,7 +112,7 @@ static struct {
     long long pending_bytes;  /* RAM held by pending values (records + overhead) */
     redisAtomic long long trims;   /* malloc_trim() calls, by the writer thread */
     redisAtomic long long trim_us; /* ...and the time they took */
-    redisAtomic long long glibc_in_use; /* glibc's heap in use, after the last trim */
+    redisAtomic long long glibc_in_use; /* glibc's heap in use, at most 100 ms ago */
     redisAtomic long long glibc_system; /* ...and what it holds from the system */
     redisAtomic long long purges;   /* jemalloc purges, by the writer thread */
     redisAtomic long long purge_us; /* ...and the time they took */
@@ -214,6 +215,18 @@ static void rockHandBack(rockWriteBatch *b) {
     rockHandoffGiveBack(&rock_wr.h, (void **)&b, 1);
 }
 
+/* glibc's heap figures (ROCK REPORT's glibc_heap_*): Redis allocates from
+ * jemalloc, so glibc's heap is RocksDB's (and libstdc++'s), the part of RSS
+ * outside jemalloc's figures. mallinfo2() takes each arena's lock in turn:
+ * in the writer, never on the event loop. */
+static void rockWriteMeasureGlibc(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 mi = mallinfo2();
+    atomicSet(rock_wr.glibc_in_use, (long long)(mi.uordblks + mi.hblkhd));
+    atomicSet(rock_wr.glibc_system, (long long)(mi.arena + mi.hblkhd));
+#endif
+}
+
 static void *rockWriterMain(void *arg) {
     UNUSED(arg);
     rockThreadInit("rock_writer");
@@ -242,20 +255,21 @@ static void *rockWriterMain(void *arg) {
         }
         if (rock_wr.trim && !rock_wr.h.stop) {
             rock_wr.trim = 0;
+            rock_wr.measure = 0;
             pthread_mutex_unlock(&rock_wr.h.lock);
 #ifdef __GLIBC__
             monotime start = getMonotonicUs();
             malloc_trim(0);
-#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)
-            /* Redis allocates from jemalloc: glibc's heap is RocksDB's (and
-             * libstdc++'s), the part of RSS outside jemalloc's figures. */
-            struct mallinfo2 mi = mallinfo2();
-            atomicSet(rock_wr.glibc_in_use, (long long)(mi.uordblks + mi.hblkhd));
-            atomicSet(rock_wr.glibc_system, (long long)(mi.arena + mi.hblkhd));
-#endif
             atomicIncr(rock_wr.trim_us, (long long)(getMonotonicUs() - start));
             atomicIncr(rock_wr.trims, 1);
 #endif
+            rockWriteMeasureGlibc();
+            continue;
+        }
+        if (rock_wr.measure && !rock_wr.h.stop) {
+            rock_wr.measure = 0;
+            pthread_mutex_unlock(&rock_wr.h.lock);
+            rockWriteMeasureGlibc();
             continue;
         }
         if (listLength(rock_wr.h.queue) == 0) { /* stop, and nothing left */
@@ -861,6 +875,12 @@ static void rockWriteAsk(int *slot, int value) {
  * batches, never on the event loop. */
 void rockWriteRequestTrim(void) {
     rockWriteAsk(&rock_wr.trim, 1);
+}
+
+/* Ask the writer thread to take glibc's heap figures anew (rockCron(), every
+ * 100 ms, between the once-a-second trims). */
+void rockWriteRequestMeasure(void) {
+    rockWriteAsk(&rock_wr.measure, 1);
 }
 
 /* Ask the writer thread to give jemalloc's dirty pages (freed, still

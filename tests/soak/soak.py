@@ -775,7 +775,10 @@ class Soak:
                         i = info_of(s.port, "all", 5)
                         parts = ", ".join("%s %.1f" % (k, int(i.get(k, 0)) / MB) for k in (
                             "used_memory", "allocator_active", "allocator_resident", "mem_clients_slaves",
-                            "mem_clients_normal", "rock_rocksdb_memory", "rock_pending_bytes"))
+                            "mem_clients_normal", "rock_rocksdb_memory", "rock_rocksdb_memtables_pinned",
+                            "rock_glibc_heap_in_use", "rock_glibc_heap_system", "rock_rss_overshoot",
+                            "rock_pending_bytes"))
+                        parts += ", child %s, loading %s" % (i.get("current_fork_perc", "-") if i.get("rdb_bgsave_in_progress") == "1" or i.get("aof_rewrite_in_progress") == "1" else "no", i.get("loading", "?"))
                     except Exception as e:
                         parts = str(e)
                     self.fail("rss", "%s RSS %.1f MB > bound %.1f MB (MB: %s)" % (

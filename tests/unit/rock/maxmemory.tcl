@@ -470,3 +470,45 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
     }
     }
 }
+
+# RSS the heap figures leave out (RocksDB's heap beyond its own figures, an
+# iterator's pinned memtables while a fork stream reads, jemalloc pages held
+# for freed slots while a child forbids defrag) counts for moving values
+# once the process is within 16 MB of its RSS bound (maxmemory x 1.15 + 64
+# MB), and only for that: no key is deleted and no write refused for it.
+# rockflags.hold stands in for such memory: libc malloc(), pages written.
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys-lru}} {
+    r module load [file normalize tests/modules/rockflags.so]
+    test {maxmemory with rock: RSS over the bound moves values out, deletes no key and refuses no write} {
+        r config set maxmemory 32mb
+        r debug populate 10000 k 1000
+        r set probe [string repeat x 1000]
+        set rep [r rock report]
+        assert_equal 0 [dict get $rep rss_overshoot]
+        assert_equal [expr {32*1024*1024 + 32*1024*1024/100*15 + 64*1024*1024}] [dict get $rep rss_bound]
+        assert {[dict get $rep cold_keys] < 100}
+        # About 40 MB past the bound less its margin: more than every value.
+        r rockflags.hold 100
+        wait_for_condition 100 50 {
+            [dict get [r rock report] cold_keys] == [r dbsize]
+        } else {
+            set rep [r rock report]
+            fail "values stayed in RAM: [dict get $rep cold_keys] of [r dbsize] cold, rss_overshoot [dict get $rep rss_overshoot], RSS [s used_memory_rss]"
+        }
+        assert_morethan [dict get [r rock report] rss_overshoot] 0
+        assert_lessthan [s used_memory] [s maxmemory]
+        assert_equal OK [r set w [string repeat y 1000]]
+        assert_equal [string repeat x 1000] [r get probe]
+        assert_equal 10002 [r dbsize]
+        assert_equal 0 [s evicted_keys]
+        # Given back: nothing more moves, and values read stay in RAM.
+        r rockflags.hold 0
+        wait_for_condition 100 50 {
+            [dict get [r rock report] rss_overshoot] == 0
+        } else { fail "rss_overshoot still [dict get [r rock report] rss_overshoot]" }
+        for {set i 0} {$i < 1000} {incr i} { assert_equal 1000 [string length [r get k:$i]] }
+        assert_lessthan [dict get [r rock report] cold_keys] 9100
+        assert_equal 0 [s evicted_keys]
+        assert_equal 0 [rock_info_field rock_errors]
+    }
+}
