@@ -688,34 +688,6 @@ int rockDefragEffort(size_t frag_bytes) {
     return pct > ROCK_DEFRAG_MAX_PCT ? ROCK_DEFRAG_MAX_PCT : pct;
 }
 
-/* ---------------------------------------------------------------------------
- * The RSS bound
- * ------------------------------------------------------------------------ */
-
-/* What eviction counts besides Redis's heap (getMaxmemoryState(), patch
- * 0022): RocksDB's memory, and whatever the process's RSS holds over the
- * bound less ROCK_DEFRAG_NEAR_MARGIN. Part of the RSS no figure counts:
- * RocksDB's heap beyond its own figures (an iterator's read-ahead and the
- * memtables and files it pins while a fork stream reads, compaction
- * buffers), jemalloc pages held for freed slots while a forked child forbids
- * defrag. Only the moving of values sees it: the policy (-OOM, deleting keys)
- * is judged by Redis's own memory (rockPolicyMemory()), as on stock, so an
- * RSS burst costs disk reads, never a write or a key. Replica output
- * buffers are outside maxmemory on stock too, and left out here. RSS is
- * serverCron()'s (whileBlockedCron()'s while loading), at most 100 ms old. */
-size_t rockRssOvershoot(void) {
-    size_t rss = server.cron_malloc_stats.process_rss;
-    if (!rock_store.db || !server.maxmemory) return 0;
-    size_t target = rockRssBound() - ROCK_DEFRAG_NEAR_MARGIN;
-    if (rss <= target) return 0;
-    size_t outside = freeMemoryGetNotCountedMemory();
-    return rss > target + outside ? rss - target - outside : 0;
-}
-
-size_t rockMaxmemoryExtra(void) {
-    return rockExternalMemory() + rockRssOvershoot();
-}
-
 /* rockCron() has the writer hand RocksDB's freed glibc memory back once a
  * second; no timer runs while loading, and a load writes the whole dataset
  * through RocksDB (flushes, compactions): the same, once a second, from

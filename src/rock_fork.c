@@ -184,6 +184,14 @@ static int rockStreamPutLen(rockStreamOut *o, uint32_t v) {
  * one on the same snapshot every ROCK_FORK_REFRESH_US, at the record it has
  * just sent (it is in the snapshot: the new iterator lands on it, and the
  * loop steps past it). */
+static redisAtomic long long rock_stream_refreshes;
+
+long long rockForkStreamRefreshes(void) {
+    long long v;
+    atomicGet(rock_stream_refreshes, v);
+    return v;
+}
+
 static rocksdb_iterator_t *rockStreamRefresh(rocksdb_iterator_t *it) {
     size_t klen;
     const char *k = rocksdb_iter_key(it, &klen);
@@ -193,6 +201,7 @@ static rocksdb_iterator_t *rockStreamRefresh(rocksdb_iterator_t *it) {
     rocksdb_iter_seek(fresh, at, sdslen(at));
     sdsfree(at);
     rock_fork.iter = fresh;
+    atomicIncr(rock_stream_refreshes, 1);
     return fresh;
 }
 

@@ -182,6 +182,7 @@ static int rockCollectFigures(rockFigure *f) {
     rockWriteGlibcHeap(&glibc_in_use, &glibc_system);
     f[n++] = (rockFigure){"glibc_heap_in_use", glibc_in_use};
     f[n++] = (rockFigure){"glibc_heap_system", glibc_system};
+    f[n++] = (rockFigure){"fork_stream_refreshes", rockForkStreamRefreshes()};
     f[n++] = (rockFigure){"pending_hits", s.pending_hits};
     f[n++] = (rockFigure){"store_resets", s.store_resets};
     f[n++] = (rockFigure){"disk_full", rockDiskFull() || rockDiskLow()};
@@ -190,7 +191,6 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"read_latency_p999_us", rockReadLatencyPercentile(99.9)};
     f[n++] = (rockFigure){"used_memory", (long long)zmalloc_used_memory()};
     f[n++] = (rockFigure){"rss_bound", server.maxmemory ? (long long)rockRssBound() : 0};
-    f[n++] = (rockFigure){"rss_overshoot", (long long)rockRssOvershoot()};
     f[n++] = (rockFigure){"rocksdb_memory", memtables + pinned + readers + cache};
     f[n++] = (rockFigure){"rocksdb_memtables", memtables};
     f[n++] = (rockFigure){"rocksdb_memtables_pinned", pinned};

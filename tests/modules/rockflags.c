@@ -5,19 +5,9 @@
  *   ROCKFLAGS.OOM  ->  [oom, oom_warning, used_memory_ratio x 1000]
  *
  * from RM_GetContextFlags() (REDISMODULE_CTX_FLAGS_OOM, _OOM_WARNING) and
- * RM_GetUsedMemoryRatio().
- *
- *   ROCKFLAGS.HOLD <mb>  ->  OK
- *
- * allocates <mb> MB with libc's malloc() and writes every page: resident
- * memory outside Redis's heap (used_memory leaves it out), as RocksDB's heap
- * is; 0 frees it. Used by unit/rock/maxmemory.tcl. */
+ * RM_GetUsedMemoryRatio(). Used by unit/rock/maxmemory.tcl. */
 
 #include "redismodule.h"
-#include <stdlib.h>
-#include <string.h>
-
-static char *held;
 
 static int rockflagsOom(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     REDISMODULE_NOT_USED(argv);
@@ -30,28 +20,11 @@ static int rockflagsOom(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return REDISMODULE_OK;
 }
 
-static int rockflagsHold(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    long long mb;
-    if (argc != 2) return RedisModule_WrongArity(ctx);
-    if (RedisModule_StringToLongLong(argv[1], &mb) != REDISMODULE_OK || mb < 0 || mb > 4096)
-        return RedisModule_ReplyWithError(ctx, "ERR bad size");
-    free(held);
-    held = NULL;
-    if (mb) {
-        held = malloc((size_t)mb << 20);
-        if (held == NULL) return RedisModule_ReplyWithError(ctx, "ERR malloc failed");
-        memset(held, 1, (size_t)mb << 20);
-    }
-    return RedisModule_ReplyWithSimpleString(ctx, "OK");
-}
-
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     REDISMODULE_NOT_USED(argv);
     REDISMODULE_NOT_USED(argc);
     if (RedisModule_Init(ctx, "rockflags", 1, REDISMODULE_APIVER_1) == REDISMODULE_ERR) return REDISMODULE_ERR;
     if (RedisModule_CreateCommand(ctx, "rockflags.oom", rockflagsOom, "readonly fast", 0, 0, 0) == REDISMODULE_ERR)
-        return REDISMODULE_ERR;
-    if (RedisModule_CreateCommand(ctx, "rockflags.hold", rockflagsHold, "", 0, 0, 0) == REDISMODULE_ERR)
         return REDISMODULE_ERR;
     return REDISMODULE_OK;
 }

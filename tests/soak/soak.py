@@ -776,7 +776,7 @@ class Soak:
                         parts = ", ".join("%s %.1f" % (k, int(i.get(k, 0)) / MB) for k in (
                             "used_memory", "allocator_active", "allocator_resident", "mem_clients_slaves",
                             "mem_clients_normal", "rock_rocksdb_memory", "rock_rocksdb_memtables_pinned",
-                            "rock_glibc_heap_in_use", "rock_glibc_heap_system", "rock_rss_overshoot",
+                            "rock_glibc_heap_in_use", "rock_glibc_heap_system",
                             "rock_pending_bytes"))
                         parts += ", child %s, loading %s" % (i.get("current_fork_perc", "-") if i.get("rdb_bgsave_in_progress") == "1" or i.get("aof_rewrite_in_progress") == "1" else "no", i.get("loading", "?"))
                     except Exception as e:
