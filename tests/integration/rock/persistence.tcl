@@ -128,6 +128,79 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         assert_equal $digest [r debug digest]
     }
 
+    test {A long BGSAVE stream swaps its iterator while writes and flushes go on; the file is the fork's dataset} {
+        # The stream thread takes a fresh iterator on its snapshot every
+        # 200 ms (so it no longer holds the memtables and files RocksDB had
+        # at the fork). 20 MB of cold values, a child slowed to 100 us a
+        # key: the stream fills the pipe and waits, seconds in all, while
+        # cold values are overwritten and moved out again (memtable flushes
+        # under the snapshot) and one database is flushed (a range delete).
+        r flushall
+        r select 3
+        r debug populate 2000 other 500
+        r select 9
+        # Random bytes: DEBUG POPULATE's values compress to a few bytes, and
+        # the whole stream would fit in the pipe.
+        set pool {}
+        for {set p 0} {$p < 16} {incr p} {
+            set v ""
+            for {set c 0} {$c < 1000} {incr c} { append v [format %c [expr {33 + int(rand() * 90)}]] }
+            lappend pool $v
+        }
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < 20000} {incr i} { $rd set k:$i "$i:[lindex $pool [expr {$i % 16}]]" }
+        for {set i 0} {$i < 20000} {incr i} { $rd read }
+        $rd close
+        rock_all_cold r
+        # Committed, so that the stream (not the pending buffer the child
+        # inherits) carries them.
+        wait_for_condition 500 10 { [rock_field pending_writes] == 0 } else { fail "writes still pending" }
+        set digest [r debug digest]
+        set before [rock_field fork_stream_refreshes]
+        r config set rdb-key-save-delay 100
+        r bgsave
+        wait_for_condition 500 10 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
+        for {set round 0} {$round < 4} {incr round} {
+            for {set i 0} {$i < 20000} {incr i 97} { r set k:$i "after-$round-$i" }
+            r select 3
+            if {$round == 1} { r flushdb }
+            r select 9
+            rock_all_cold r
+        }
+        assert_equal 1 [s rdb_bgsave_in_progress]
+        r config set rdb-key-save-delay 0
+        waitForBgsave r
+        assert_equal ok [s rdb_last_bgsave_status]
+        assert_morethan [rock_field fork_stream_refreshes] $before
+        r debug reload nosave
+        assert_equal $digest [r debug digest]
+        assert_equal 0 [rock_field errors]
+    }
+
+    test {While a load writes the dataset through RocksDB, the writer still gives glibc's freed memory back} {
+        # No timer runs while loading, so the once-a-second malloc_trim of
+        # rockCron() did not either: 20-45 s of AOF load in the soak, and
+        # RSS over the bound just after it. Loading asks for it too, once a
+        # second. DEBUG RELOAD serves no other client while it loads, so
+        # the count is taken around it: a load of 6 s or more must add at
+        # least 4 (before, at most the 1 or 2 rockCron() asks for around it).
+        r flushall
+        r config set maxmemory 0
+        r debug populate 30000 t 1000
+        r config set maxmemory 10mb
+        r config set key-load-delay 200
+        set t0 [getInfoProperty [r info rock] rock_malloc_trims]
+        set start [clock milliseconds]
+        r debug reload
+        set took [expr {[clock milliseconds] - $start}]
+        set t1 [getInfoProperty [r info rock] rock_malloc_trims]
+        r config set key-load-delay 0
+        assert_morethan $took 6000
+        assert_morethan_equal [expr {$t1 - $t0}] 4
+        assert_equal 30000 [r dbsize]
+        r config set maxmemory 0
+    }
+
     foreach preamble {yes no} {
         test "BGREWRITEAOF (aof-use-rdb-preamble $preamble) writes cold values; DEBUG LOADAOF gives the same dataset" {
             r flushall
