@@ -12,6 +12,18 @@ proc rock_info_field {field {client r}} {
     return [getInfoProperty [$client info rock] $field]
 }
 
+# `n` random printable strings of `len` bytes: values LZF (records, RDB)
+# cannot shrink, so they take their size on disk, in the pipe and in RAM.
+proc rock_random_pool {n len} {
+    set pool {}
+    for {set p 0} {$p < $n} {incr p} {
+        set v ""
+        for {set c 0} {$c < $len} {incr c} { append v [format %c [expr {33 + int(rand() * 90)}]] }
+        lappend pool $v
+    }
+    return $pool
+}
+
 # Run redis-server in the foreground expecting it to refuse to start.
 # Returns {exit-code output}. A server that does start is killed after
 # `timeout` seconds and reported with exit code "started".

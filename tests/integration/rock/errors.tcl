@@ -11,12 +11,7 @@ proc rock_field {f} { return [dict get [r rock report] $f] }
 # (tests/modules/aclcheck.so, built by tests/run.sh).
 set ::rock_aclcheck_module [file normalize tests/modules/aclcheck.so]
 
-set ::rock_pool {}
-for {set p 0} {$p < 64} {incr p} {
-    set v ""
-    for {set c 0} {$c < 1000} {incr c} { append v [format %c [expr {33 + int(rand() * 90)}]] }
-    lappend ::rock_pool $v
-}
+set ::rock_pool [rock_random_pool 64 1000]
 proc rock_value {i} { return "[format %06d $i]:[lindex $::rock_pool [expr {$i % 64}]]" }
 
 start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block-cache-size 1mb

@@ -119,8 +119,7 @@ start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabl
             }
             set n 20000
             # Incompressible: RDB payloads are LZF-compressed.
-            set payload ""
-            for {set c 0} {$c < 1000} {incr c} { append payload [format %c [expr {33 + int(rand() * 90)}]] }
+            set payload [lindex [rock_random_pool 1 1000] 0]
             set rd [redis_deferring_client -1]
             for {set i 0} {$i < $n} {incr i} { $rd set k$i $i:$payload }
             for {set i 0} {$i < $n} {incr i} { $rd read }

@@ -263,12 +263,7 @@ foreach policy {noeviction allkeys-lru} {
             # No maxmemory: 16 MB memtables. 12 MB of values go to RocksDB
             # and stay in its memtable (nothing else writes to it after).
             # Random bytes, so that LZF leaves them their size.
-            set pool {}
-            for {set p 0} {$p < 16} {incr p} {
-                set v ""
-                for {set c 0} {$c < 4000} {incr c} { append v [format %c [expr {33 + int(rand() * 90)}]] }
-                lappend pool $v
-            }
+            set pool [rock_random_pool 16 4000]
             set rd [redis_deferring_client]
             for {set i 0} {$i < 3000} {incr i} { $rd set m:$i "$i:[lindex $pool [expr {$i % 16}]]" }
             for {set i 0} {$i < 3000} {incr i} { $rd read }
