@@ -518,7 +518,7 @@ long long rockWriteBacklog(void);
 long long rockQueuedDeletes(void);
 long long rockQueuedDeleteBytes(void);
 void rockWriteTrimStats(long long *trims, long long *us, long long *purges, long long *purge_us);
-void rockWriteGlibcHeap(long long *in_use, long long *system);
+void rockWriteGlibcHeap(long long *in_use, long long *system, long long *measures, long long *measure_us);
 void rockPendingDropSid(uint32_t sid);
 void rockSetWriteError(const char *err, int no_space);
 int rockDiskHasRoom(void);

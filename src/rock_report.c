@@ -178,10 +178,12 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"malloc_trim_us", trim_us};
     f[n++] = (rockFigure){"jemalloc_purges", purges};
     f[n++] = (rockFigure){"jemalloc_purge_us", purge_us};
-    long long glibc_in_use, glibc_system;
-    rockWriteGlibcHeap(&glibc_in_use, &glibc_system);
+    long long glibc_in_use, glibc_system, glibc_measures, glibc_measure_us;
+    rockWriteGlibcHeap(&glibc_in_use, &glibc_system, &glibc_measures, &glibc_measure_us);
     f[n++] = (rockFigure){"glibc_heap_in_use", glibc_in_use};
     f[n++] = (rockFigure){"glibc_heap_system", glibc_system};
+    f[n++] = (rockFigure){"glibc_heap_measures", glibc_measures};
+    f[n++] = (rockFigure){"glibc_heap_measure_us", glibc_measure_us};
     f[n++] = (rockFigure){"fork_stream_refreshes", rockForkStreamRefreshes()};
     f[n++] = (rockFigure){"pending_hits", s.pending_hits};
     f[n++] = (rockFigure){"store_resets", s.store_resets};
@@ -196,6 +198,9 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"rocksdb_memtables_pinned", pinned};
     f[n++] = (rockFigure){"rocksdb_block_cache_usage", cache};
     f[n++] = (rockFigure){"rocksdb_block_cache_capacity", rock_store.cache ? (long long)rocksdb_cache_get_capacity(rock_store.cache) : 0};
+    /* Blocks held by reads and iterators in flight: over the capacity,
+     * the cache keeps them until they are released. */
+    f[n++] = (rockFigure){"rocksdb_block_cache_pinned", rock_store.cache ? (long long)rocksdb_cache_get_pinned_usage(rock_store.cache) : 0};
     f[n++] = (rockFigure){"rocksdb_table_readers", readers};
     for (int i = 0; i < ROCK_BLK_COUNTS; i++) {
         long long v;

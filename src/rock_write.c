@@ -114,6 +114,8 @@ static struct {
     redisAtomic long long trim_us; /* ...and the time they took */
     redisAtomic long long glibc_in_use; /* glibc's heap in use, at most 100 ms ago */
     redisAtomic long long glibc_system; /* ...and what it holds from the system */
+    redisAtomic long long measures;     /* mallinfo2() calls (every 100 ms) */
+    redisAtomic long long measure_us;   /* ...and the time they took */
     redisAtomic long long purges;   /* jemalloc purges, by the writer thread */
     redisAtomic long long purge_us; /* ...and the time they took */
     long long delete_bytes;   /* RAM held by queued single-key deletes */
@@ -221,7 +223,10 @@ static void rockHandBack(rockWriteBatch *b) {
  * in the writer, never on the event loop. */
 static void rockWriteMeasureGlibc(void) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    monotime start = getMonotonicUs();
     struct mallinfo2 mi = mallinfo2();
+    atomicIncr(rock_wr.measure_us, (long long)(getMonotonicUs() - start));
+    atomicIncr(rock_wr.measures, 1);
     atomicSet(rock_wr.glibc_in_use, (long long)(mi.uordblks + mi.hblkhd));
     atomicSet(rock_wr.glibc_system, (long long)(mi.arena + mi.hblkhd));
 #endif
@@ -580,11 +585,14 @@ void rockWriteTrimStats(long long *trims, long long *us, long long *purges, long
     atomicGet(rock_wr.purge_us, *purge_us);
 }
 
-/* glibc's heap as the writer's last trim left it (once a second): bytes in
- * use, and bytes it holds from the system (in use, free but not given back). */
-void rockWriteGlibcHeap(long long *in_use, long long *system) {
+/* glibc's heap as the writer last measured it (every 100 ms): bytes in
+ * use, and bytes it holds from the system (in use, free but not given
+ * back); the measurements taken and the microseconds they took. */
+void rockWriteGlibcHeap(long long *in_use, long long *system, long long *measures, long long *measure_us) {
     atomicGet(rock_wr.glibc_in_use, *in_use);
     atomicGet(rock_wr.glibc_system, *system);
+    atomicGet(rock_wr.measures, *measures);
+    atomicGet(rock_wr.measure_us, *measure_us);
 }
 
 long long rockPendingCount(void) {

@@ -121,6 +121,21 @@ def info_of(port, section, timeout=10):
         c.close()
 
 
+def memory_of(port):
+    """One line of where the process's memory is (for the log): RSS, the
+    Redis heap, jemalloc's pages for freed slots, RocksDB's figures and
+    glibc's heap, and whether a child runs."""
+    try:
+        i = info_of(port, "all", 5)
+    except Exception as e:
+        return "memory: %s" % e
+    f = lambda k: int(i.get(k, 0)) / MB
+    child = i.get("rdb_bgsave_in_progress") == "1" or i.get("aof_rewrite_in_progress") == "1"
+    return "RSS %.1f MB, used %.1f, allocator frag %.1f, RocksDB %.1f, glibc heap %.1f, child %s" % (
+        f("used_memory_rss"), f("used_memory"), f("allocator_active") - f("allocator_allocated"),
+        f("rock_rocksdb_memory"), f("rock_glibc_heap_in_use"), "yes" if child else "no")
+
+
 def connect(port, timeout=60):
     c = redis.Redis(host="127.0.0.1", port=port, socket_timeout=timeout,
                     socket_connect_timeout=5, decode_responses=False)
@@ -628,6 +643,13 @@ class Soak:
 
     def verify_all(self, why):
         """Every key of every worker read back (the load paused)."""
+        self.activity = "verify"
+        try:
+            return self._verify_all(why)
+        finally:
+            self.activity = ""
+
+    def _verify_all(self, why):
         c = connect(self.a.port, 300)
         bad = 0
         checked = 0
@@ -665,7 +687,7 @@ class Soak:
             self.ok()
         self.count("verify_passes")
         self.count("keys_verified", checked)
-        log("verify (%s): %d keys, %d wrong" % (why, checked, bad))
+        log("verify (%s): %d keys, %d wrong; master %s" % (why, checked, bad, memory_of(self.a.port)))
 
     def check_replica(self, why):
         """The replica in sync and its DEBUG DIGEST equal to the master's."""
@@ -686,8 +708,12 @@ class Soak:
                         ri.get("master_link_status"), ri.get("slave_repl_offset"), mi.get("master_repl_offset"))
                     time.sleep(0.2)
                     continue
-                dm = m.execute_command("DEBUG", "DIGEST")
-                dr = r.execute_command("DEBUG", "DIGEST")
+                self.activity = "DEBUG DIGEST"
+                try:
+                    dm = m.execute_command("DEBUG", "DIGEST")
+                    dr = r.execute_command("DEBUG", "DIGEST")
+                finally:
+                    self.activity = ""
                 pairs += 1
                 mi2 = parse_info(m.execute_command("INFO", "replication"))
                 if mi2.get("master_repl_offset") != mi.get("master_repl_offset"):
@@ -776,8 +802,12 @@ class Soak:
                         parts = ", ".join("%s %.1f" % (k, int(i.get(k, 0)) / MB) for k in (
                             "used_memory", "allocator_active", "allocator_resident", "mem_clients_slaves",
                             "mem_clients_normal", "rock_rocksdb_memory", "rock_rocksdb_memtables_pinned",
+                            "rock_rocksdb_memtables", "rock_rocksdb_block_cache_usage", "rock_rocksdb_block_cache_pinned", "rock_rocksdb_table_readers",
                             "rock_glibc_heap_in_use", "rock_glibc_heap_system",
                             "rock_pending_bytes"))
+                        parts += "; L0 files %s, compactions %s, flushes %s" % tuple(i.get(k, "?") for k in (
+                            "rock_rocksdb_l0_files", "rock_rocksdb_running_compactions", "rock_rocksdb_running_flushes"))
+                        parts += ", soak: %s" % (getattr(self, "activity", "") or "load")
                         parts += ", child %s, loading %s" % (i.get("current_fork_perc", "-") if i.get("rdb_bgsave_in_progress") == "1" or i.get("aof_rewrite_in_progress") == "1" else "no", i.get("loading", "?"))
                     except Exception as e:
                         parts = str(e)
@@ -828,7 +858,7 @@ class Soak:
         t = time.time()
         self.master.start()
         self.master.wait_ready()
-        log("master back after %.1f s (AOF loaded)" % (time.time() - t))
+        log("master back after %.1f s (AOF loaded); %s" % (time.time() - t, memory_of(self.a.port)))
         self.master.conf["maxmemory"] = str(self.base)
         self.note_maxmem(self.base)
 
@@ -977,7 +1007,7 @@ class Soak:
             c = connect(self.a.port, 600)
             t = time.time()
             c.execute_command("DEBUG", "RELOAD")
-            log("DEBUG RELOAD in %.1f s" % (time.time() - t))
+            log("DEBUG RELOAD in %.1f s; %s" % (time.time() - t, memory_of(self.a.port)))
             # A master loading an RDB drops the keys whose TTL has passed
             # without a DEL in its AOF (stock Redis does the same): a later
             # APPEND or INCRBY that creates such a key anew would, replayed

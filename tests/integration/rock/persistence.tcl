@@ -175,6 +175,59 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         assert_equal 0 [rock_field errors]
     }
 
+    test {A BGSAVE stream waiting on a large record holds none of its blocks; the file is the fork's dataset} {
+        # The child writes its hot keys first (1 ms each here: 3 s), and
+        # the stream waits on the pipe with the first cold record, a 3 MB
+        # value. Its iterator, standing on it, held the record's block
+        # (charged to the block cache as pinned) and a read-ahead buffer
+        # grown to its size for as long as the write waited: a few MB for
+        # each version of the key still in a file (20 MB in the soak).
+        # Records of 256 KB or more are now copied and the iterator let
+        # go before the write; the next one seeks past the key. 18 MB of
+        # big values: more than a memtable, so the first ones are in a
+        # file (an iterator on a memtable holds no block).
+        r flushall
+        r select 9
+        r debug populate 3000 hot 100
+        set chunks [rock_random_pool 8 4096]
+        set cold {}
+        for {set j 0} {$j < 6} {incr j} {
+            set v ""
+            for {set c 0} {$c < 768} {incr c} { append v [lindex $chunks [expr {($c * 5 + $j) % 8}]] }
+            r set aaa:big:$j $v
+            lappend cold aaa:big:$j
+        }
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < 500} {incr i} {
+            $rd set k:$i "$i:[lindex $chunks [expr {$i % 8}]]"
+            lappend cold k:$i
+        }
+        for {set i 0} {$i < 500} {incr i} { $rd read }
+        $rd close
+        assert_equal [llength $cold] [r rock evict {*}$cold]
+        wait_for_condition 500 10 {
+            [rock_field pending_writes] == 0 && [rock_field rocksdb_disk_bytes] > 0 &&
+            [rock_field rocksdb_running_flushes] == 0
+        } else { fail "writes still pending" }
+        set digest [r debug digest]
+        r config set rdb-key-save-delay 1000
+        r bgsave
+        wait_for_condition 500 10 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
+        set most 0
+        for {set round 0} {$round < 10} {incr round} {
+            set pinned [rock_field rocksdb_block_cache_pinned]
+            if {$pinned > $most} { set most $pinned }
+            after 100
+        }
+        # Still in the child's hot keys: the stream was waiting all along.
+        assert_equal 1 [s rdb_bgsave_in_progress]
+        assert_lessthan $most [expr {1024 * 1024}]
+        rock_end_slow_bgsave
+        r debug reload nosave
+        assert_equal $digest [r debug digest]
+        assert_equal 0 [rock_field errors]
+    }
+
     test {While a load writes the dataset through RocksDB, the writer still gives glibc's freed memory back} {
         # No timer runs while loading, so the once-a-second malloc_trim of
         # rockCron() did not either: 20-45 s of AOF load in the soak, and
