@@ -213,15 +213,17 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         r config set rdb-key-save-delay 1000
         r bgsave
         wait_for_condition 500 10 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
-        set most 0
+        # Reading a large record pins its block for a moment (longer on a
+        # loaded machine); waiting on the pipe with it held pinned it for
+        # the whole wait. So: most samples, not every one.
+        set held 0
         for {set round 0} {$round < 10} {incr round} {
-            set pinned [rock_field rocksdb_block_cache_pinned]
-            if {$pinned > $most} { set most $pinned }
+            if {[rock_field rocksdb_block_cache_pinned] >= 1024 * 1024} { incr held }
             after 100
         }
         # Still in the child's hot keys: the stream was waiting all along.
         assert_equal 1 [s rdb_bgsave_in_progress]
-        assert_lessthan $most [expr {1024 * 1024}]
+        assert_lessthan $held 4
         rock_end_slow_bgsave
         r debug reload nosave
         assert_equal $digest [r debug digest]
