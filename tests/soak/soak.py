@@ -121,6 +121,11 @@ def info_of(port, section, timeout=10):
         c.close()
 
 
+def child_running(i):
+    """Does INFO `i` show a forked child (BGSAVE, full sync, AOF rewrite)?"""
+    return i.get("rdb_bgsave_in_progress") == "1" or i.get("aof_rewrite_in_progress") == "1"
+
+
 def memory_of(port):
     """One line of where the process's memory is (for the log): RSS, the
     Redis heap, jemalloc's pages for freed slots, RocksDB's figures and
@@ -130,10 +135,9 @@ def memory_of(port):
     except Exception as e:
         return "memory: %s" % e
     f = lambda k: int(i.get(k, 0)) / MB
-    child = i.get("rdb_bgsave_in_progress") == "1" or i.get("aof_rewrite_in_progress") == "1"
     return "RSS %.1f MB, used %.1f, allocator frag %.1f, RocksDB %.1f, glibc heap %.1f, child %s" % (
         f("used_memory_rss"), f("used_memory"), f("allocator_active") - f("allocator_allocated"),
-        f("rock_rocksdb_memory"), f("rock_glibc_heap_in_use"), "yes" if child else "no")
+        f("rock_rocksdb_memory"), f("rock_glibc_heap_in_use"), "yes" if child_running(i) else "no")
 
 
 def connect(port, timeout=60):
@@ -353,6 +357,7 @@ class Soak:
         self.passed = 0
         self.counts = {}              # counters for the report
         self.maxmem_hist = []         # (time, maxmemory) of both servers
+        self.activity = ""            # what the soak is doing besides the load (for over-bound lines)
         self.oom_allowed_until = 0.0  # -OOM replies are expected until then (full disk)
         self.master_up = threading.Event()
         self.master_up.set()
@@ -807,8 +812,8 @@ class Soak:
                             "rock_pending_bytes"))
                         parts += "; L0 files %s, compactions %s, flushes %s" % tuple(i.get(k, "?") for k in (
                             "rock_rocksdb_l0_files", "rock_rocksdb_running_compactions", "rock_rocksdb_running_flushes"))
-                        parts += ", soak: %s" % (getattr(self, "activity", "") or "load")
-                        parts += ", child %s, loading %s" % (i.get("current_fork_perc", "-") if i.get("rdb_bgsave_in_progress") == "1" or i.get("aof_rewrite_in_progress") == "1" else "no", i.get("loading", "?"))
+                        parts += ", soak: %s" % (self.activity or "load")
+                        parts += ", child %s, loading %s" % (i.get("current_fork_perc", "-") if child_running(i) else "no", i.get("loading", "?"))
                     except Exception as e:
                         parts = str(e)
                     self.fail("rss", "%s RSS %.1f MB > bound %.1f MB (MB: %s)" % (
