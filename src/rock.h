@@ -356,6 +356,9 @@ int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, con
                    uint64_t version, long long *elements);
 sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
                       char **err, int *err_owned, long long *elements);
+typedef int rockSplitSink(void *ctx, const char *piece, size_t len);
+sds rockSplitAssembleTo(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
+                        rockSplitSink *sink, void *ctx, char **err, int *err_owned, long long *elements);
 
 /* A lookup that only asks whether the key exists before overwriting it
  * (setKey(), patch 0036): not a value access. Above upstream's LOOKUP_*. */

@@ -13,7 +13,8 @@
  *   - rockForkParent(), right after fork(): a stream thread walks the
  *     snapshot database by database (only those with cold keys) and writes
  *     every record `[key][record]` of that database's storage id to the pipe,
- *     then an end-of-database mark.
+ *     then an end-of-database mark. A collection stored element by element
+ *     goes as its whole-value record, in pieces written as they are built.
  *   - In the child, the RDB and AOF writers skip cold keys while they walk a
  *     database's dict, then call rockRdbSaveColdDb()/rockAofRewriteColdDb(),
  *     which read that database's section of the stream and write every key
@@ -49,6 +50,7 @@
 
 #define ROCK_STREAM_END 0xffffffffu   /* end of one database's section */
 #define ROCK_STREAM_ERROR 0xfffffffeu /* the parent could not read RocksDB */
+#define ROCK_STREAM_PIECES 0xfffffffdu /* as a value's length: pieces follow */
 #define ROCK_STREAM_BUF (256 * 1024)
 #define ROCK_FORK_READAHEAD (256 * 1024)
 #define ROCK_FORK_REFRESH_US 200000 /* a fresh iterator this often (below) */
@@ -215,9 +217,47 @@ static rocksdb_iterator_t *rockStreamResume(sds at) {
     return rock_fork.iter;
 }
 
+/* One piece of a collection stored element by element (the sink of
+ * rockSplitAssembleTo()). */
+static int rockStreamPiece(void *ctx, const char *piece, size_t len) {
+    rockStreamOut *o = ctx;
+    return rockStreamPutLen(o, (uint32_t)len) == 0 && rockStreamPut(o, piece, len) == 0 ? 0 : -1;
+}
+
+/* A collection stored element by element goes to the child as its
+ * whole-value record, its elements read from the same snapshot, in pieces
+ * written as they are built: `[key][ROCK_STREAM_PIECES]([len][bytes])...[0]`.
+ * Assembled whole first, a collection of a few MB was that much more of the
+ * parent's heap (and page faults) for as long as the child took to read it.
+ * The stream's iterator, standing on the metadata record, is let go first
+ * (its copy is `meta`); the caller takes a fresh one after `at`. Returns 1,
+ * or 0 when the stream must end (the child is gone, or an error was sent). */
+static int rockStreamSplit(rockStreamOut *o, sds at, const char *v, size_t vlen) {
+    sds meta = sdsnewlen(v, vlen);
+    rockStreamRelease();
+    int ok = rockStreamPutLen(o, (uint32_t)(sdslen(at) - 4)) == 0 &&
+             rockStreamPut(o, at + 4, sdslen(at) - 4) == 0 &&
+             rockStreamPutLen(o, ROCK_STREAM_PIECES) == 0;
+    if (ok) {
+        char *err;
+        int owned;
+        sds rest = rockSplitAssembleTo(at, sdslen(at), meta, sdslen(meta), rock_fork.ropts, rockStreamPiece, o,
+                                       &err, &owned, NULL);
+        if (rest == NULL && !rockForkCancelled() && strcmp(err, "write refused") != 0) {
+            rock_fork.error = zstrdup(err);
+            rockStreamPutLen(o, ROCK_STREAM_ERROR);
+        }
+        if (rest == NULL && owned) rocksdb_free(err);
+        ok = rest != NULL && rockStreamPutLen(o, 0) == 0;
+        sdsfree(rest);
+    }
+    sdsfree(meta);
+    return ok;
+}
+
 static void *rockStreamThread(void *arg) {
     UNUSED(arg);
-    rockThreadInit("rock-fork-stream");
+    rockThreadInit("rock_stream"); /* 15 characters at most */
     rockStreamOut o = {rock_fork.fds[1], zmalloc(ROCK_STREAM_BUF), 0};
     rocksdb_iterator_t *it = rock_fork.iter;
     monotime refreshed = getMonotonicUs();
@@ -232,33 +272,22 @@ static void *rockStreamThread(void *arg) {
             const char *k = rocksdb_iter_key(it, &klen);
             if (klen < 4 || memcmp(k, prefix, 4) != 0) break;
             const char *v = rocksdb_iter_value(it, &vlen);
-            /* A collection stored element by element goes to the child
-             * whole, its elements read from the same snapshot. */
-            sds whole = NULL;
             if (rockSplitIsMeta(v, vlen)) {
-                char *err;
-                int owned;
-                whole = rockSplitAssemble(k, klen, v, vlen, rock_fork.ropts, &err, &owned, NULL);
-                if (whole == NULL) {
-                    rock_fork.error = zstrdup(err);
-                    if (owned) rocksdb_free(err);
-                    rockStreamPutLen(&o, ROCK_STREAM_ERROR);
-                    ok = 0;
-                    break;
-                }
-                v = whole;
-                vlen = sdslen(whole);
+                sds at = sdsnewlen(k, klen);
+                ok = rockStreamSplit(&o, at, v, vlen);
+                if (ok) it = rockStreamResume(at); /* frees at */
+                else sdsfree(at);
+                refreshed = getMonotonicUs();
+                continue;
             }
             /* Let the iterator go before the write (above): on time, or
              * for a large record, copied first. */
-            sds at = NULL;
+            sds copy = NULL, at = NULL;
             if (getMonotonicUs() - refreshed >= ROCK_FORK_REFRESH_US || vlen >= ROCK_STREAM_DETACH) {
                 at = sdsnewlen(k, klen);
                 k = at;
-                if (whole == NULL) {
-                    whole = sdsnewlen(v, vlen);
-                    v = whole;
-                }
+                copy = sdsnewlen(v, vlen);
+                v = copy;
                 rockStreamRelease();
                 it = NULL;
             }
@@ -266,7 +295,7 @@ static void *rockStreamThread(void *arg) {
                  rockStreamPut(&o, k + 4, klen - 4) == 0 &&
                  rockStreamPutLen(&o, (uint32_t)vlen) == 0 &&
                  rockStreamPut(&o, v, vlen) == 0;
-            sdsfree(whole);
+            sdsfree(copy);
             if (at) {
                 it = rockStreamResume(at); /* frees at */
                 refreshed = getMonotonicUs();
@@ -292,7 +321,7 @@ static void *rockStreamThread(void *arg) {
     /* Let go of the snapshot now: held, it would keep every overwritten or
      * deleted record, and every file compaction replaced, on disk. (RocksDB
      * stays open while this thread runs: rockForkStreamStop() comes first.) */
-    rocksdb_iter_destroy(rock_fork.iter);
+    if (rock_fork.iter) rocksdb_iter_destroy(rock_fork.iter);
     rock_fork.iter = NULL;
     rocksdb_release_snapshot(rock_store.db, rock_fork.snap);
     rock_fork.snap = NULL;
@@ -431,6 +460,26 @@ static sds rockChildReadString(uint32_t len) {
     return s;
 }
 
+/* A record sent in pieces (rockStreamSplit()), whole again. NULL at the
+ * stream's end, or with *failed set when the parent sent an error. */
+static sds rockChildReadPieces(int *failed) {
+    sds rec = sdsempty();
+    for (;;) {
+        uint32_t len;
+        if (rockChildRead(&len, sizeof(len)) == -1) break;
+        if (len == 0) return rec;
+        if (len == ROCK_STREAM_ERROR) {
+            *failed = 1;
+            break;
+        }
+        rec = sdsMakeRoomFor(rec, len);
+        if (rockChildRead(rec + sdslen(rec), len) == -1) break;
+        sdsIncrLen(rec, len);
+    }
+    sdsfree(rec);
+    return NULL;
+}
+
 /* Writes one cold key: `rec` is its record. Returns -1 on error. */
 typedef int rockColdWriter(void *ctx, redisDb *db, robj *key, const sds rec, long long expire);
 
@@ -477,8 +526,14 @@ static int rockChildColdDb(int dbid, rockColdWriter *writer, void *ctx) {
         sds key = rockChildReadString(klen);
         if (key == NULL) goto eof;
         if (rockChildRead(&vlen, sizeof(vlen)) == -1) { sdsfree(key); goto eof; }
-        sds rec = rockChildReadString(vlen);
-        if (rec == NULL) { sdsfree(key); goto eof; }
+        int failed = 0;
+        sds rec = vlen == ROCK_STREAM_PIECES ? rockChildReadPieces(&failed) : rockChildReadString(vlen);
+        if (rec == NULL) {
+            sdsfree(key);
+            if (!failed) goto eof;
+            serverLog(LL_WARNING, "rock: the parent could not read cold values from RocksDB");
+            return -1;
+        }
         int ret = 0;
         if (rockChildIsCold(db, key)) {
             sds skey = rockStorageKey(dbid, key);

@@ -338,9 +338,16 @@ int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, con
  * read under `skey`, its elements read with `ro` (a snapshot's options for
  * the fork stream). Returns NULL with *err set (a static message, or one to
  * free with rocksdb_free() when *err_owned) when the elements can't be read
- * or do not match the metadata. */
-sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
-                      char **err, int *err_owned, long long *elements) {
+ * or do not match the metadata.
+ *
+ * With a `sink`, the record is not kept whole: each piece of about
+ * ROCK_SPLIT_PIECE bytes goes to sink(ctx, piece, len) as soon as it is
+ * built, in order, and an empty sds is returned on success (the fork stream:
+ * a collection of many MB is never all in the parent's memory). A sink that
+ * returns -1 stops the walk: NULL, with *err "write refused". */
+#define ROCK_SPLIT_PIECE (64 * 1024)
+sds rockSplitAssembleTo(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
+                        rockSplitSink *sink, void *ctx, char **err, int *err_owned, long long *elements) {
     *err = NULL;
     *err_owned = 0;
     if (!rockSplitIsMeta(meta, mlen) || rock_store.db == NULL) {
@@ -358,6 +365,7 @@ sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t m
     size_t plen = sdslen(prefix);
     rocksdb_iterator_t *it = rocksdb_create_iterator(rock_store.db, ro);
     uint64_t seen = 0;
+    int refused = 0;
     for (rocksdb_iter_seek(it, prefix, plen); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
         size_t klen, vlen;
         const char *k = rocksdb_iter_key(it, &klen);
@@ -374,21 +382,38 @@ sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t m
             }
             rec = sdscatlen(rec, val, 8);
         }
+        if (sink && sdslen(rec) >= ROCK_SPLIT_PIECE) {
+            if (sink(ctx, rec, sdslen(rec)) == -1) {
+                refused = 1;
+                break;
+            }
+            sdsclear(rec);
+        }
     }
     rocksdb_iter_get_error(it, err);
     rocksdb_iter_destroy(it);
     sdsfree(prefix);
     if (*err) {
         *err_owned = 1;
+    } else if (refused) {
+        *err = "write refused";
     } else if (seen != count) {
         *err = "element records do not match the metadata record";
+    } else if (sink && sdslen(rec) && sink(ctx, rec, sdslen(rec)) == -1) {
+        *err = "write refused";
     }
     if (*err) {
         sdsfree(rec);
         return NULL;
     }
+    if (sink) sdsclear(rec);
     if (elements) *elements = (long long)count;
     return rec;
+}
+
+sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
+                      char **err, int *err_owned, long long *elements) {
+    return rockSplitAssembleTo(skey, sklen, meta, mlen, ro, NULL, NULL, err, err_owned, elements);
 }
 
 /* Read a record. Returns an sds (caller frees), or NULL with *found = 0 when

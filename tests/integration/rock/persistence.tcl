@@ -230,6 +230,63 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         assert_equal 0 [rock_field errors]
     }
 
+    test {A BGSAVE stream sends a big collection stored element by element in pieces, never whole; the file is the fork's dataset} {
+        # As above, the child writes its hot keys first and the stream waits
+        # on the pipe with the first cold record: here a hash of 40,000
+        # fields (9 MB as one record) stored element by element. It was
+        # assembled whole in the parent before the write, that much more
+        # of the heap (counted in used_memory) for the whole wait; now it
+        # goes in pieces of about 64 KB as they are read. A set and a sorted
+        # set of many pieces follow; BGSAVE and an AOF rewrite both load
+        # back to the fork's digest.
+        r flushall
+        r select 9
+        r debug populate 3000 hot 100
+        set pool [rock_random_pool 8 200]
+        for {set b 0} {$b < 40} {incr b} {
+            set args {}
+            for {set i [expr {$b * 1000}]} {$i < ($b + 1) * 1000} {incr i} {
+                lappend args f$i "[lindex $pool [expr {$i % 8}]]$i"
+            }
+            r hset aaa:hash {*}$args
+            set args {}
+            for {set i [expr {$b * 1000}]} {$i < ($b + 1) * 1000} {incr i} { lappend args member:$i }
+            r sadd aaa:set {*}$args
+            set args {}
+            for {set i [expr {$b * 1000}]} {$i < ($b + 1) * 1000} {incr i} { lappend args [expr {$i * 0.5}] m:$i }
+            r zadd aaa:zset {*}$args
+        }
+        assert_equal 3 [r rock evict aaa:hash aaa:set aaa:zset]
+        wait_for_condition 500 10 {
+            [rock_field pending_writes] == 0 && [rock_field rocksdb_running_flushes] == 0
+        } else { fail "writes still pending" }
+        assert_morethan_equal [r rock diskelements] 120000
+        set digest [r debug digest]
+        set before [s used_memory]
+        r config set rdb-key-save-delay 1000
+        r bgsave
+        wait_for_condition 500 10 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
+        # The stream reaches the hash at once and waits on it for ~3 s.
+        set grown 0
+        for {set round 0} {$round < 10} {incr round} {
+            set grown [expr {max($grown, [s used_memory] - $before)}]
+            after 100
+        }
+        assert_equal 1 [s rdb_bgsave_in_progress]
+        assert_lessthan $grown [expr {2 * 1024 * 1024}]
+        rock_end_slow_bgsave
+        r debug reload nosave
+        assert_equal $digest [r debug digest]
+        r rock evict aaa:hash aaa:set aaa:zset
+        wait_for_condition 500 10 { [rock_field pending_writes] == 0 } else { fail "writes still pending" }
+        r config set appendonly yes
+        rock_wait_aofrw r
+        r debug loadaof
+        assert_equal $digest [r debug digest]
+        r config set appendonly no
+        assert_equal 0 [rock_field errors]
+    }
+
     test {While a load writes the dataset through RocksDB, the writer still gives glibc's freed memory back} {
         # No timer runs while loading, so the once-a-second malloc_trim of
         # rockCron() did not either: 20-45 s of AOF load in the soak, and
