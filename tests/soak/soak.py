@@ -88,6 +88,7 @@ SHUTDOWN_LIMIT_S = 60   # a SIGTERM must end the server within this
 RSS_WINDOW_S = 30       # RSS bound: the largest maxmemory over this window
 RSS_SAMPLE_S = 0.1      # RSS sampled this often (issue 28: 100 ms)
 RSS_INFO_S = 0.5        # replica output buffers read from INFO this often
+ISSUE_SLACK_MB = 64     # issue 28's bound: maxmemory x 1.15 + this
 # INFO rock counters summed over each server's lives: the errors (which must
 # stay 0) and the point reads of split collections (for the report).
 ROCK_COUNTERS = ("rock_errors", "rock_write_errors", "rock_point_reads")
@@ -358,6 +359,7 @@ class Soak:
         self.counts = {}              # counters for the report
         self.maxmem_hist = []         # (time, maxmemory) of both servers
         self.activity = ""            # what the soak is doing besides the load (for over-bound lines)
+        self.populating = False       # the first load: RSS sampled, reported apart
         self.oom_allowed_until = 0.0  # -OOM replies are expected until then (full disk)
         self.master_up = threading.Event()
         self.master_up.set()
@@ -764,6 +766,26 @@ class Soak:
                 cur[f + ".base"] = cur.get(f + ".base", 0) + cur.get(f, 0)
                 cur[f] = 0
 
+    def memory_parts(self, port):
+        """Where a server's memory is, for a line about a sample over a
+        bound: allocator, clients, RocksDB's parts, glibc, what is running."""
+        try:
+            i = info_of(port, "all", 5)
+            parts = ", ".join("%s %.1f" % (k, int(i.get(k, 0)) / MB) for k in (
+                "used_memory", "allocator_active", "allocator_resident", "mem_clients_slaves",
+                "mem_clients_normal", "rock_rocksdb_memory", "rock_rocksdb_memtables_pinned",
+                "rock_rocksdb_memtables", "rock_rocksdb_block_cache_usage", "rock_rocksdb_block_cache_pinned",
+                "rock_rocksdb_table_readers", "rock_glibc_heap_in_use", "rock_glibc_heap_system",
+                "rock_pending_bytes"))
+            parts += "; L0 files %s, compactions %s, flushes %s" % tuple(i.get(k, "?") for k in (
+                "rock_rocksdb_l0_files", "rock_rocksdb_running_compactions", "rock_rocksdb_running_flushes"))
+            parts += ", soak: %s" % (self.activity or ("first load" if self.populating else "load"))
+            parts += ", child %s, loading %s" % (i.get("current_fork_perc", "-") if child_running(i) else "no",
+                                                 i.get("loading", "?"))
+            return parts
+        except Exception as e:
+            return str(e)
+
     # ---- monitor
     def monitor(self):
         last_cold = 0
@@ -795,30 +817,37 @@ class Soak:
                     self.repl_buf_hist = [x for x in self.repl_buf_hist if x[0] >= t - RSS_WINDOW_S]
                     slaves = max([v for (ts, n, v) in self.repl_buf_hist if n == s.name] or [0])
                 bound = self.maxmem_bound() * 1.15 + self.a.rss_slack_mb * MB + slaves
+                if self.populating:
+                    self.count("rss_samples_populate")
+                    with self.lock:
+                        self.counts["rss_max_populate"] = max(self.counts.get("rss_max_populate", 0), rss)
+                    if rss > bound:
+                        self.count("rss_over_populate")
+                        if self.counts["rss_over_populate"] <= 10:
+                            log("note: during the first load, %s RSS %.1f MB > bound %.1f MB (reported apart; MB: %s)" % (
+                                s.name, rss / MB, bound / MB, self.memory_parts(s.port)))
+                    continue
                 self.count("rss_samples")
                 with self.lock:
                     self.counts.setdefault("rss_list_" + s.name, []).append(rss)
                     self.counts["rss_max_" + s.name] = max(self.counts.get("rss_max_" + s.name, 0), rss)
                     self.counts["repl_buffers_max"] = max(self.counts.get("repl_buffers_max", 0), slaves)
+                # Issue 28's own bound (64 MB of slack), counted and logged
+                # even when the run fails only past a looser one (make
+                # test's 160 MB), so that every run says where it stands.
+                issue_bound = self.maxmem_bound() * 1.15 + ISSUE_SLACK_MB * MB + slaves
+                if rss > issue_bound and rss <= bound:
+                    self.count("rss_over_issue")
+                    if self.counts["rss_over_issue"] <= 20:
+                        log("note: %s RSS %.1f MB > the issue's bound %.1f MB (not a failure at this slack; MB: %s)" % (
+                            s.name, rss / MB, issue_bound / MB, self.memory_parts(s.port)))
                 if rss > bound:
                     self.count("rss_over")
-                    try:
-                        i = info_of(s.port, "all", 5)
-                        parts = ", ".join("%s %.1f" % (k, int(i.get(k, 0)) / MB) for k in (
-                            "used_memory", "allocator_active", "allocator_resident", "mem_clients_slaves",
-                            "mem_clients_normal", "rock_rocksdb_memory", "rock_rocksdb_memtables_pinned",
-                            "rock_rocksdb_memtables", "rock_rocksdb_block_cache_usage", "rock_rocksdb_block_cache_pinned", "rock_rocksdb_table_readers",
-                            "rock_glibc_heap_in_use", "rock_glibc_heap_system",
-                            "rock_pending_bytes"))
-                        parts += "; L0 files %s, compactions %s, flushes %s" % tuple(i.get(k, "?") for k in (
-                            "rock_rocksdb_l0_files", "rock_rocksdb_running_compactions", "rock_rocksdb_running_flushes"))
-                        parts += ", soak: %s" % (self.activity or "load")
-                        parts += ", child %s, loading %s" % (i.get("current_fork_perc", "-") if child_running(i) else "no", i.get("loading", "?"))
-                    except Exception as e:
-                        parts = str(e)
+                    if rss > issue_bound:
+                        self.count("rss_over_issue")
                     self.fail("rss", "%s RSS %.1f MB > bound %.1f MB (MB: %s)" % (
-                        s.name, rss / MB, bound / MB, parts))
-            if time.time() - last_cold > 5:
+                        s.name, rss / MB, bound / MB, self.memory_parts(s.port)))
+            if time.time() - last_cold > 5 and not self.populating:
                 last_cold = time.time()
                 try:
                     i = info_of(self.a.port, "rock", 5)
@@ -1086,10 +1115,16 @@ class Soak:
         try:
             self.setup()
             t = time.time()
-            self.populate()
-            log("dataset loaded in %.1f s" % (time.time() - t))
+            # RSS is sampled from the start, and the first load's samples are
+            # reported apart: it writes 10x maxmemory as fast as one
+            # pipelined client can, while the replica's first full sync
+            # and AOF rewrites run (not part of the bound so far).
+            self.populating = True
             mon = threading.Thread(target=self.monitor, daemon=True)
             mon.start()
+            self.populate()
+            self.populating = False
+            log("dataset loaded in %.1f s" % (time.time() - t))
             threads = [threading.Thread(target=w.run, daemon=True) for w in self.workers]
             for th in threads:
                 th.start()
@@ -1215,11 +1250,13 @@ class Soak:
         log("wrong values %d; keys verified %d in %d passes; replica checks %d" % (
             c.get("wrong_values", 0), c.get("keys_verified", 0), c.get("verify_passes", 0),
             c.get("replica_checks", 0)))
-        log("RSS: %d samples, %d over the bound; max master %.1f MB, replica %.1f MB; replica output "
-            "buffers up to %.1f MB" % (
-                c.get("rss_samples", 0), c.get("rss_over", 0),
+        log("RSS: %d samples, %d over the bound, %d over the issue's (x 1.15 + %d MB); max master %.1f MB, "
+            "replica %.1f MB; replica output buffers up to %.1f MB" % (
+                c.get("rss_samples", 0), c.get("rss_over", 0), c.get("rss_over_issue", 0), ISSUE_SLACK_MB,
                 c.get("rss_max_master", 0) / MB,
                 c.get("rss_max_replica", 0) / MB, c.get("repl_buffers_max", 0) / MB))
+        log("RSS during the first load (reported apart, not held to the bound): %d samples, %d over it, max %.1f MB" % (
+            c.get("rss_samples_populate", 0), c.get("rss_over_populate", 0), c.get("rss_max_populate", 0) / MB))
         for name in ("master", "replica"):
             lst = sorted(c.get("rss_list_" + name, [])) or [0]
             log("RSS %s: p50 %.1f MB, p90 %.1f, p99 %.1f, max %.1f" % (
