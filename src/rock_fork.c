@@ -243,7 +243,7 @@ static int rockStreamSplit(rockStreamOut *o, sds at, const char *v, size_t vlen)
         int owned;
         sds rest = rockSplitAssembleTo(at, sdslen(at), meta, sdslen(meta), rock_fork.ropts, rockStreamPiece, o,
                                        &err, &owned, NULL);
-        if (rest == NULL && !rockForkCancelled() && strcmp(err, "write refused") != 0) {
+        if (rest == NULL && (owned || strcmp(err, "write refused") != 0)) {
             rock_fork.error = zstrdup(err);
             rockStreamPutLen(o, ROCK_STREAM_ERROR);
         }
@@ -314,7 +314,9 @@ static void *rockStreamThread(void *arg) {
         }
         if (ok) ok = rockStreamPutLen(&o, ROCK_STREAM_END) == 0;
     }
-    if (ok) rockStreamWrite(o.fd, o.buf, o.len);
+    /* After an error, what is buffered ends with its mark: the child then
+     * says why its save fails, not just that the stream ended early. */
+    if (ok || rock_fork.error) rockStreamWrite(o.fd, o.buf, o.len);
     zfree(o.buf);
     close(rock_fork.fds[1]);
     rock_fork.fds[1] = -1;

@@ -366,7 +366,8 @@ sds rockSplitAssembleTo(const char *skey, size_t sklen, const char *meta, size_t
     rocksdb_iterator_t *it = rocksdb_create_iterator(rock_store.db, ro);
     uint64_t seen = 0;
     int refused = 0;
-    for (rocksdb_iter_seek(it, prefix, plen); rocksdb_iter_valid(it); rocksdb_iter_next(it)) {
+    rocksdb_iter_seek(it, prefix, plen);
+    while (rocksdb_iter_valid(it)) {
         size_t klen, vlen;
         const char *k = rocksdb_iter_key(it, &klen);
         if (klen < plen || memcmp(k, prefix, plen) != 0) break;
@@ -383,15 +384,36 @@ sds rockSplitAssembleTo(const char *skey, size_t sklen, const char *meta, size_t
             rec = sdscatlen(rec, val, 8);
         }
         if (sink && sdslen(rec) >= ROCK_SPLIT_PIECE) {
-            if (sink(ctx, rec, sdslen(rec)) == -1) {
-                refused = 1;
+            /* The sink may wait (a pipe to a slow child): no iterator is
+             * held meanwhile (its blocks and read-ahead buffers); a fresh
+             * one on the same snapshot seeks past this element after. */
+            char *e = NULL;
+            sds at = sdscatlen(sdsnewlen(k, klen), "\0", 1);
+            rocksdb_iter_get_error(it, &e);
+            rocksdb_iter_destroy(it);
+            it = NULL;
+            if (e) {
+                *err = e;
+                sdsfree(at);
                 break;
             }
+            int ret = sink(ctx, rec, sdslen(rec));
             sdsclear(rec);
+            if (ret == -1) refused = 1;
+            else {
+                it = rocksdb_create_iterator(rock_store.db, ro);
+                rocksdb_iter_seek(it, at, sdslen(at));
+            }
+            sdsfree(at);
+            if (refused) break;
+            continue;
         }
+        rocksdb_iter_next(it);
     }
-    rocksdb_iter_get_error(it, err);
-    rocksdb_iter_destroy(it);
+    if (it) {
+        rocksdb_iter_get_error(it, err);
+        rocksdb_iter_destroy(it);
+    }
     sdsfree(prefix);
     if (*err) {
         *err_owned = 1;

@@ -135,3 +135,51 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block
         assert_equal PONG [r ping]
     }
 }
+
+start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block-cache-size 1mb
+        rock-compression none rock-min-value-size 0 maxmemory 32mb}} {
+    set rockdir [dict get [r rock report] dir]
+
+    test {A BGSAVE whose stream hits a damaged record fails with the reason in the child's log, keeps the old file} {
+        # A hash of 30,000 fields stored element by element (streamed to
+        # the child in pieces) and plain values, all in SST files, then
+        # damaged (maxmemory 32 MB: memtables of 2 MB, so most of it is in
+        # files). The stream's error mark used to stay in its buffer: the
+        # child only saw the stream end early.
+        set pool [rock_random_pool 8 200]
+        for {set b 0} {$b < 30} {incr b} {
+            set args {}
+            for {set i [expr {$b * 1000}]} {$i < ($b + 1) * 1000} {incr i} {
+                lappend args f$i "[lindex $pool [expr {$i % 8}]]$i"
+            }
+            r hset big {*}$args
+        }
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < 5000} {incr i} { $rd set k$i "$i:[lindex $pool [expr {$i % 8}]]" }
+        for {set i 0} {$i < 5000} {incr i} { $rd read }
+        $rd close
+        r save
+        set rdbfile [file join [lindex [r config get dir] 1] dump.rdb]
+        set fd [open $rdbfile rb]
+        set saved [read $fd]
+        close $fd
+        set keys big
+        for {set i 0} {$i < 5000} {incr i} { lappend keys k$i }
+        assert_equal 5001 [r rock evict {*}$keys]
+        wait_for_condition 100 100 {
+            [rock_field pending_writes] == 0 && [rock_field rocksdb_disk_bytes] > 4000000
+        } else { fail "no SST file was written" }
+        assert_morethan [r rock diskelements] 29999
+        assert_morethan [rock_damage_ssts $rockdir] 0
+        r bgsave
+        wait_for_condition 500 20 { [s rdb_bgsave_in_progress] == 0 } else { fail "BGSAVE never ended" }
+        assert_equal err [s rdb_last_bgsave_status]
+        verify_log_message 0 "*rock: streaming cold values to the child failed*" 0
+        verify_log_message 0 "*rock: the parent could not read cold values from RocksDB*" 0
+        set fd [open $rdbfile rb]
+        assert {[read $fd] eq $saved}
+        close $fd
+        # Up, every key kept (PING is refused after a failed BGSAVE, as stock).
+        assert_equal 5001 [r dbsize]
+    }
+}

@@ -277,7 +277,7 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         rock_end_slow_bgsave
         r debug reload nosave
         assert_equal $digest [r debug digest]
-        r rock evict aaa:hash aaa:set aaa:zset
+        assert_equal 3 [r rock evict aaa:hash aaa:set aaa:zset]
         wait_for_condition 500 10 { [rock_field pending_writes] == 0 } else { fail "writes still pending" }
         r config set appendonly yes
         rock_wait_aofrw r
