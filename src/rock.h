@@ -319,6 +319,7 @@ uint64_t rockSplitNewVersion(void);
 void rockPutSid(unsigned char *p, uint32_t sid);
 uint32_t rockGetSid(const unsigned char *p);
 sds rockStorageKey(int dbid, const sds key);
+rocksdb_iterator_t *rockStoreIterAfter(rocksdb_readoptions_t *ro, const char *key, size_t klen);
 sds rockStorageKeyInto(sds buf, int dbid, const sds key);
 sds rockSerialize(robj *key, robj *val, int dbid);
 robj *rockDeserialize(sds rec, sds key, int dbid);
@@ -357,6 +358,7 @@ int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, con
 sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
                       char **err, int *err_owned, long long *elements);
 typedef int rockSplitSink(void *ctx, const char *piece, size_t len);
+extern const char rockSplitRefused[];
 sds rockSplitAssembleTo(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
                         rockSplitSink *sink, void *ctx, char **err, int *err_owned, long long *elements);
 

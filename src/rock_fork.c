@@ -209,9 +209,7 @@ static void rockStreamRelease(void) {
 
 /* A fresh iterator on the snapshot at the first key after `at`. */
 static rocksdb_iterator_t *rockStreamResume(sds at) {
-    at = sdscatlen(at, "\0", 1); /* the smallest key after it */
-    rock_fork.iter = rocksdb_create_iterator(rock_store.db, rock_fork.ropts);
-    rocksdb_iter_seek(rock_fork.iter, at, sdslen(at));
+    rock_fork.iter = rockStoreIterAfter(rock_fork.ropts, at, sdslen(at));
     atomicIncr(rock_stream_refreshes, 1);
     sdsfree(at);
     return rock_fork.iter;
@@ -243,7 +241,7 @@ static int rockStreamSplit(rockStreamOut *o, sds at, const char *v, size_t vlen)
         int owned;
         sds rest = rockSplitAssembleTo(at, sdslen(at), meta, sdslen(meta), rock_fork.ropts, rockStreamPiece, o,
                                        &err, &owned, NULL);
-        if (rest == NULL && (owned || strcmp(err, "write refused") != 0)) {
+        if (rest == NULL && err != rockSplitRefused) {
             rock_fork.error = zstrdup(err);
             rockStreamPutLen(o, ROCK_STREAM_ERROR);
         }

@@ -344,8 +344,9 @@ int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, con
  * ROCK_SPLIT_PIECE bytes goes to sink(ctx, piece, len) as soon as it is
  * built, in order, and an empty sds is returned on success (the fork stream:
  * a collection of many MB is never all in the parent's memory). A sink that
- * returns -1 stops the walk: NULL, with *err "write refused". */
+ * returns -1 stops the walk: NULL, with *err rockSplitRefused. */
 #define ROCK_SPLIT_PIECE (64 * 1024)
+const char rockSplitRefused[] = "write refused";
 sds rockSplitAssembleTo(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
                         rockSplitSink *sink, void *ctx, char **err, int *err_owned, long long *elements) {
     *err = NULL;
@@ -388,25 +389,17 @@ sds rockSplitAssembleTo(const char *skey, size_t sklen, const char *meta, size_t
              * held meanwhile (its blocks and read-ahead buffers); a fresh
              * one on the same snapshot seeks past this element after. */
             char *e = NULL;
-            sds at = sdscatlen(sdsnewlen(k, klen), "\0", 1);
+            sds last = sdsnewlen(k, klen);
             rocksdb_iter_get_error(it, &e);
             rocksdb_iter_destroy(it);
             it = NULL;
-            if (e) {
-                *err = e;
-                sdsfree(at);
-                break;
-            }
-            int ret = sink(ctx, rec, sdslen(rec));
+            if (!e && sink(ctx, rec, sdslen(rec)) == 0) it = rockStoreIterAfter(ro, last, sdslen(last));
+            sdsfree(last);
             sdsclear(rec);
-            if (ret == -1) refused = 1;
-            else {
-                it = rocksdb_create_iterator(rock_store.db, ro);
-                rocksdb_iter_seek(it, at, sdslen(at));
-            }
-            sdsfree(at);
-            if (refused) break;
-            continue;
+            if (it) continue;
+            if (e) *err = e;
+            else refused = 1;
+            break;
         }
         rocksdb_iter_next(it);
     }
@@ -418,11 +411,11 @@ sds rockSplitAssembleTo(const char *skey, size_t sklen, const char *meta, size_t
     if (*err) {
         *err_owned = 1;
     } else if (refused) {
-        *err = "write refused";
+        *err = (char *)rockSplitRefused;
     } else if (seen != count) {
         *err = "element records do not match the metadata record";
     } else if (sink && sdslen(rec) && sink(ctx, rec, sdslen(rec)) == -1) {
-        *err = "write refused";
+        *err = (char *)rockSplitRefused;
     }
     if (*err) {
         sdsfree(rec);

@@ -147,6 +147,18 @@ sds rockStorageKey(int dbid, const sds key) {
     return rockStorageKeyInto(NULL, dbid, key);
 }
 
+/* A fresh iterator with `ro` on the first key after `key` (keys sort
+ * bytewise: key + "\0" is the smallest one after it). For walks that let
+ * their iterator go while they wait (the fork stream) and pick up after the
+ * last key they used. */
+rocksdb_iterator_t *rockStoreIterAfter(rocksdb_readoptions_t *ro, const char *key, size_t klen) {
+    sds after = sdscatlen(sdsnewlen(key, klen), "\0", 1);
+    rocksdb_iterator_t *it = rocksdb_create_iterator(rock_store.db, ro);
+    rocksdb_iter_seek(it, after, sdslen(after));
+    sdsfree(after);
+    return it;
+}
+
 /* LZF for string values, as rdbcompression asks, but not where it keeps
  * failing. rdbSaveRawString() runs LZF over every string longer than 20
  * bytes; on values that do not compress (random or already compressed

@@ -24,6 +24,18 @@ proc rock_random_pool {n len} {
     return $pool
 }
 
+# A hash of `n` fields f0.. under `key`, each value a string of `pool`
+# (round robin) followed by its index, written 1,000 fields per HSET.
+proc rock_big_hash {key n pool} {
+    for {set b 0} {$b < $n} {incr b 1000} {
+        set args {}
+        for {set i $b} {$i < min($b + 1000, $n)} {incr i} {
+            lappend args f$i "[lindex $pool [expr {$i % [llength $pool]}]]$i"
+        }
+        r hset $key {*}$args
+    }
+}
+
 # Run redis-server in the foreground expecting it to refuse to start.
 # Returns {exit-code output}. A server that does start is killed after
 # `timeout` seconds and reported with exit code "started".

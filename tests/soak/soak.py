@@ -816,7 +816,8 @@ class Soak:
                         self.repl_buf_hist.append((t, s.name, slaves))
                     self.repl_buf_hist = [x for x in self.repl_buf_hist if x[0] >= t - RSS_WINDOW_S]
                     slaves = max([v for (ts, n, v) in self.repl_buf_hist if n == s.name] or [0])
-                bound = self.maxmem_bound() * 1.15 + self.a.rss_slack_mb * MB + slaves
+                base = self.maxmem_bound() * 1.15 + slaves
+                bound = base + self.a.rss_slack_mb * MB
                 if self.populating:
                     self.count("rss_samples_populate")
                     with self.lock:
@@ -835,7 +836,7 @@ class Soak:
                 # Issue 28's own bound (64 MB of slack), counted and logged
                 # even when the run fails only past a looser one (make
                 # test's 160 MB), so that every run says where it stands.
-                issue_bound = self.maxmem_bound() * 1.15 + ISSUE_SLACK_MB * MB + slaves
+                issue_bound = base + ISSUE_SLACK_MB * MB
                 if rss > issue_bound and rss <= bound:
                     self.count("rss_over_issue")
                     if self.counts["rss_over_issue"] <= 20:

@@ -147,13 +147,7 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block
         # files). The stream's error mark used to stay in its buffer: the
         # child only saw the stream end early.
         set pool [rock_random_pool 8 200]
-        for {set b 0} {$b < 30} {incr b} {
-            set args {}
-            for {set i [expr {$b * 1000}]} {$i < ($b + 1) * 1000} {incr i} {
-                lappend args f$i "[lindex $pool [expr {$i % 8}]]$i"
-            }
-            r hset big {*}$args
-        }
+        rock_big_hash big 30000 $pool
         set rd [redis_deferring_client]
         for {set i 0} {$i < 5000} {incr i} { $rd set k$i "$i:[lindex $pool [expr {$i % 8}]]" }
         for {set i 0} {$i < 5000} {incr i} { $rd read }

@@ -243,12 +243,8 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         r select 9
         r debug populate 3000 hot 100
         set pool [rock_random_pool 8 200]
+        rock_big_hash aaa:hash 40000 $pool
         for {set b 0} {$b < 40} {incr b} {
-            set args {}
-            for {set i [expr {$b * 1000}]} {$i < ($b + 1) * 1000} {incr i} {
-                lappend args f$i "[lindex $pool [expr {$i % 8}]]$i"
-            }
-            r hset aaa:hash {*}$args
             set args {}
             for {set i [expr {$b * 1000}]} {$i < ($b + 1) * 1000} {incr i} { lappend args member:$i }
             r sadd aaa:set {*}$args
