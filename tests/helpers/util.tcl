@@ -113,9 +113,9 @@ proc rock_wait_blocked {n} {
 # Overwrite the first half of every SST file of a rock-dir (after its first
 # 4 KB) with junk: reads that hit it fail RocksDB's checksum. Returns how many
 # files were damaged.
-proc rock_damage_ssts {rockdir} {
+proc rock_damage_ssts {rockdir {pattern *.sst}} {
     set n 0
-    foreach f [glob -nocomplain $rockdir/rocksdb/*.sst] {
+    foreach f [glob -nocomplain $rockdir/rocksdb/$pattern] {
         set size [file size $f]
         set fd [open $f r+]
         fconfigure $fd -translation binary
@@ -125,4 +125,13 @@ proc rock_damage_ssts {rockdir} {
         incr n
     }
     return $n
+}
+
+# A field of /proc/<pid>/status in kB (VmRSS, VmHWM: Linux).
+proc rock_proc_status_kb {pid field} {
+    set fd [open /proc/$pid/status r]
+    set text [read $fd]
+    close $fd
+    if {![regexp "$field:\\s+(\\d+) kB" $text -> kb]} { error "no $field in /proc/$pid/status" }
+    return $kb
 }

@@ -177,3 +177,50 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-block
         assert_equal 5001 [r dbsize]
     }
 }
+
+start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-compression none rock-min-value-size 0}} {
+    test {Values of 256 KB or more live in blob files; a damaged one fails its read with an error, never a wrong value} {
+        set rockdir [dict get [r rock report] dir]
+        # 2 MB memtables (maxmemory / 16): the values are flushed to files.
+        r config set maxmemory 32mb
+        # Random bytes (made by the server), which LZF does not shrink.
+        set make {
+            math.randomseed(tonumber(ARGV[1]))
+            local t = {}
+            for j = 1, 300000 do t[j] = string.char(math.random(0, 255)) end
+            return redis.call('set', KEYS[1], table.concat(t))
+        }
+        set keys {}
+        for {set i 0} {$i < 12} {incr i} {
+            r eval $make 1 big$i [expr {$i + 1}]
+            set value(big$i) [r get big$i]
+            lappend keys big$i
+        }
+        # One write each: a memtable past its size is flushed at the next.
+        foreach k $keys {
+            assert_equal 1 [r rock evict $k]
+            wait_for_condition 100 10 { [rock_field pending_writes] == 0 } else { fail "writes still pending" }
+        }
+        wait_for_condition 100 100 {
+            [rock_field pending_writes] == 0 && [llength [glob -nocomplain $rockdir/rocksdb/*.blob]] > 0
+        } else { fail "no blob file was written" }
+        assert_equal 300000 [r strlen big0]
+        assert_morethan [rock_damage_ssts $rockdir *.blob] 0
+        set failed 0
+        foreach k $keys {
+            if {[catch {r get $k} res]} {
+                assert_match "*can't read the value of '$k' from disk*" $res
+                incr failed
+            } else {
+                assert {$res eq $value($k)}
+            }
+        }
+        assert_morethan $failed 0
+        assert_morethan [rock_field errors] 0
+        # The keys stay; a write that replaces a value needs no read.
+        assert_equal 12 [r dbsize]
+        r set big0 fresh
+        assert_equal fresh [r get big0]
+        r config set maxmemory 0
+    }
+}
