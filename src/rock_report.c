@@ -219,6 +219,7 @@ static int rockCollectFigures(rockFigure *f) {
     long long bg_written = bg >= rock_bg_write_base ? bg - rock_bg_write_base : 0;
     double live = s.writes ? (double)(cold + clean) * s.write_bytes / s.writes : 0;
     f[n++] = (rockFigure){"rocksdb_disk_bytes", disk};
+    f[n++] = (rockFigure){"rocksdb_blob_files", rockStoreProperty("rocksdb.num-blob-files")};
     f[n++] = (rockFigure){"rocksdb_bytes_written", bg_written};
     f[n++] = (rockFigure){"write_amp", 0, s.write_bytes ? (double)bg_written / s.write_bytes : 0, 1};
     f[n++] = (rockFigure){"space_amp", 0, live > 0 ? disk / live : 0, 1};

@@ -636,6 +636,9 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
 int rockStoreReopen(char **err) {
     if (rockStoreOpenDb(err) == C_ERR) return C_ERR;
     rock_store_stats.store_resets++;
+    /* The options are the start-up ones: a rock-compression changed since
+     * then (CONFIG SET) applies to the new RocksDB too. */
+    rockStoreApplyCompression();
     return C_OK;
 }
 
@@ -678,9 +681,9 @@ int rockStoreApplyCompression(void) {
     int upper, bottom;
     char *dberr = NULL;
     rockCompressionTypes(rock.compression, &upper, &bottom);
-    const char *keys[2] = {"compression", "bottommost_compression"};
-    const char *vals[2] = {rockCompressionName(upper), rockCompressionName(bottom)};
-    rocksdb_set_options(rock_store.db, 2, keys, vals, &dberr);
+    const char *keys[3] = {"compression", "bottommost_compression", "blob_compression_type"};
+    const char *vals[3] = {rockCompressionName(upper), rockCompressionName(bottom), rockCompressionName(upper)};
+    rocksdb_set_options(rock_store.db, 3, keys, vals, &dberr);
     if (dberr) {
         serverLog(LL_WARNING, "rock: can't change rock-compression: %s", dberr);
         rocksdb_free(dberr);

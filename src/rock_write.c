@@ -193,7 +193,12 @@ static void rockCommitBatch(rockWriteBatch *b) {
 
     /* A flushed database's whole files go now; what shares files with live
      * data goes when compaction reaches it. (FLUSHALL replaces RocksDB
-     * outright: rockResetStore().) */
+     * outright: rockResetStore().) Not while blob files exist (records of
+     * 256 KB or more): RocksDB 7.8's DeleteFilesInRange unlinks a deleted
+     * file's blob references without counting them as garbage, and a blob
+     * file orphaned so stays on disk until every older one has gone. The
+     * range tombstone counts them when compaction reaches it. */
+    if (rockStoreProperty("rocksdb.num-blob-files") > 0) return;
     for (int j = 0; j < b->count; j++) {
         rockWriteOp *op = b->ops[j];
         if (op->kind != ROCK_OP_DELETE_RANGE) continue;

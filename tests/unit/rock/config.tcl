@@ -55,6 +55,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         r config set rock-compression zstd
         set opts [rock_latest_options $rockdir]
         assert_match "*\n  compression=kZSTD*" $opts
+        assert_match "*\n  blob_compression_type=kZSTD*" $opts
         r config set rock-compression none
         set opts [rock_latest_options $rockdir]
         assert_match "*\n  compression=kNoCompression*" $opts
@@ -64,6 +65,22 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         assert_equal {rock-compression none} [r config get rock-compression]
         r config set rock-compression lz4-zstd
         assert_match "*bottommost_compression=kZSTD*" [rock_latest_options $rockdir]
+    }
+
+    test {A rock-compression changed live holds for the RocksDB a FLUSHALL opens afresh} {
+        set rockdir [rock_info_field rock_dir]
+        r config set rock-compression zstd
+        # Something written, or FLUSHALL keeps the empty RocksDB it has.
+        r set k [string repeat x 1000]
+        assert_equal 1 [r rock evict k]
+        wait_for_condition 100 10 { [rock_info_field rock_pending_writes] == 0 } else { fail "write still pending" }
+        set resets [rock_info_field rock_store_resets]
+        r flushall
+        assert_equal [expr {$resets + 1}] [rock_info_field rock_store_resets]
+        set opts [rock_latest_options $rockdir]
+        assert_match "*\n  compression=kZSTD*" $opts
+        assert_match "*\n  blob_compression_type=kZSTD*" $opts
+        r config set rock-compression lz4-zstd
     }
 
     test {CONFIG REWRITE keeps changed rock options} {
