@@ -541,6 +541,17 @@ void rockSizeToMaxmemory(int force) {
 #define ROCK_BLOB_MIN_SIZE (256 * 1024)
 #define ROCK_BLOB_FILE_SIZE (64 * 1024 * 1024)
 
+/* rock-compression into the options RocksDB opens with (at start-up, and
+ * again for the fresh store a FLUSHALL opens): the upper levels' type for
+ * them and for blobs, the bottom level's own. */
+static void rockStoreSetCompression(rocksdb_options_t *opts) {
+    int upper, bottom;
+    rockCompressionTypes(rock.compression, &upper, &bottom);
+    rocksdb_options_set_compression(opts, upper);
+    rocksdb_options_set_bottommost_compression(opts, bottom);
+    rocksdb_options_set_blob_compression_type(opts, upper);
+}
+
 /* Open a new, empty RocksDB in db_path (inside abs_dir, rock-dir). Returns
  * C_ERR with *err (RocksDB's, to rocksdb_free()) on failure. */
 static int rockStoreOpenDb(char **err);
@@ -548,7 +559,6 @@ static int rockStoreOpenDb(char **err);
 int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
     rock_store.abs_dir = zstrdup(abs_dir);
     rock_store.db_path = zstrdup(db_path);
-    int upper, bottom;
 
     rock_store.cache = rocksdb_cache_create_lru(rockStoreCacheSize());
     /* 16 bits a key: about 0.05% false positives (10 bits: 1%). Only the
@@ -590,9 +600,7 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
     rocksdb_options_set_info_log_level(rock_store.opts, 4 /* FATAL_LEVEL */);
     rocksdb_options_set_max_log_file_size(rock_store.opts, 8 * 1024 * 1024);
     rocksdb_options_set_keep_log_file_num(rock_store.opts, 2);
-    rockCompressionTypes(rock.compression, &upper, &bottom);
-    rocksdb_options_set_compression(rock_store.opts, upper);
-    rocksdb_options_set_bottommost_compression(rock_store.opts, bottom);
+    rockStoreSetCompression(rock_store.opts);
     /* Records of ROCK_BLOB_MIN_SIZE or more (a big list or string, whole)
      * go to blob files, their SST entry a small reference. An iterator
      * standing on a key holds the data block of every version of it still
@@ -605,7 +613,6 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
     rocksdb_options_set_enable_blob_files(rock_store.opts, 1);
     rocksdb_options_set_min_blob_size(rock_store.opts, ROCK_BLOB_MIN_SIZE);
     rocksdb_options_set_blob_file_size(rock_store.opts, ROCK_BLOB_FILE_SIZE);
-    rocksdb_options_set_blob_compression_type(rock_store.opts, upper);
     rocksdb_options_set_enable_blob_gc(rock_store.opts, 1);
     rocksdb_options_set_blob_gc_age_cutoff(rock_store.opts, 0.25);
     rocksdb_options_set_blob_gc_force_threshold(rock_store.opts, 0.5);
@@ -636,9 +643,6 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
 int rockStoreReopen(char **err) {
     if (rockStoreOpenDb(err) == C_ERR) return C_ERR;
     rock_store_stats.store_resets++;
-    /* The options are the start-up ones: a rock-compression changed since
-     * then (CONFIG SET) applies to the new RocksDB too. */
-    rockStoreApplyCompression();
     return C_OK;
 }
 
@@ -677,6 +681,7 @@ void rockStoreApplyCacheSize(void) {
 /* rock-compression changed (CONFIG SET): C_ERR when RocksDB refused it
  * (logged). */
 int rockStoreApplyCompression(void) {
+    if (rock_store.opts) rockStoreSetCompression(rock_store.opts); /* for a reopen */
     if (!rock_store.db) return C_OK;
     int upper, bottom;
     char *dberr = NULL;
