@@ -133,6 +133,8 @@ enum {
     ROCK_BLK_DATA_HITS, ROCK_BLK_DATA_READS,
     ROCK_BLK_READ_BYTES,   /* bytes of all blocks read from disk */
     ROCK_BLK_FILTER_SKIPS, /* files a filter said to skip */
+    ROCK_BLK_BLOB_READS,   /* records read from blob files (>= 256 KB) */
+    ROCK_BLK_BLOB_READ_BYTES,
     ROCK_BLK_COUNTS
 };
 

@@ -744,7 +744,8 @@ size_t rockExternalMemory(void) {
  *
  * What a cold read costs in disk blocks, by kind: RocksDB's per-thread perf
  * context at count level (no timers) on each reader thread gives its
- * block-cache hits and block reads for index, filter and data blocks. A
+ * block-cache hits and block reads for index, filter and data blocks, and
+ * its reads of records kept in blob files (256 KB or more). A
  * reader adds its counts to rock_store.blocks[] (atomics: CONFIG RESETSTAT zeroes
  * them from the event loop) at most every ROCK_BLOCK_HARVEST_US while it
  * works, and once when it goes idle (rockStoreBlockCountsPending() tells it
@@ -764,7 +765,8 @@ const char *rockBlockCountName(int i) {
         "rocksdb_index_block_hits", "rocksdb_index_block_reads",
         "rocksdb_filter_block_hits", "rocksdb_filter_block_reads",
         "rocksdb_data_block_hits", "rocksdb_data_block_reads",
-        "rocksdb_block_read_bytes", "rocksdb_filter_skips"};
+        "rocksdb_block_read_bytes", "rocksdb_filter_skips",
+        "rocksdb_blob_reads", "rocksdb_blob_read_bytes"};
     return names[i];
 }
 
@@ -812,6 +814,8 @@ void rockStoreHarvestBlockCounts(void) {
     atomicIncr(rock_store.blocks[ROCK_BLK_DATA_READS], dreads > 0 ? dreads : 0);
     atomicIncr(rock_store.blocks[ROCK_BLK_READ_BYTES], rockPerfField(r, "block_read_byte"));
     atomicIncr(rock_store.blocks[ROCK_BLK_FILTER_SKIPS], rockPerfField(r, "bloom_sst_miss_count"));
+    atomicIncr(rock_store.blocks[ROCK_BLK_BLOB_READS], rockPerfField(r, "blob_read_count"));
+    atomicIncr(rock_store.blocks[ROCK_BLK_BLOB_READ_BYTES], rockPerfField(r, "blob_read_byte"));
     rocksdb_free(r);
     rocksdb_perfcontext_reset(rock_perf);
     rock_perf_dirty = 0;

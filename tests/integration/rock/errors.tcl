@@ -201,10 +201,21 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-compr
             assert_equal 1 [r rock evict $k]
             wait_for_condition 100 10 { [rock_field pending_writes] == 0 } else { fail "writes still pending" }
         }
+        # (A blob file is there from the start of its flush: until the flush
+        # is done, the values are read from the memtable.)
         wait_for_condition 100 100 {
-            [rock_field pending_writes] == 0 && [llength [glob -nocomplain $rockdir/rocksdb/*.blob]] > 0
+            [rock_field pending_writes] == 0 && [llength [glob -nocomplain $rockdir/rocksdb/*.blob]] > 0 &&
+            [rock_field rocksdb_running_flushes] == 0
         } else { fail "no blob file was written" }
         assert_equal 300000 [r strlen big0]
+        # A read from a blob file is counted as one (RocksDB's perf context,
+        # harvested by the reader within 100 ms).
+        r config resetstat
+        assert_equal $value(big1) [r get big1]
+        wait_for_condition 50 100 {
+            [rock_field rocksdb_blob_reads] >= 1
+        } else { fail "no blob read counted" }
+        assert_morethan_equal [rock_field rocksdb_blob_read_bytes] 300000
         assert_morethan [rock_damage_ssts $rockdir *.blob] 0
         set failed 0
         foreach k $keys {
