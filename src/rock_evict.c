@@ -14,7 +14,8 @@
  * from the whole keyspace one time in eight (rockSampleDb()). When many rounds in a row find nothing movable
  * (nearly every value cold), eviction walks the keyspace with a persistent
  * cursor instead, so a hot value is found wherever it is, and "nothing can
- * move" means a whole walk found nothing.
+ * move" means a whole walk found nothing. While a forked child lives (no
+ * defrag runs then), the values paged in since go first, oldest first.
  *
  * It also owns the debug mode rock-debug-evict-all: after every command,
  * every value that may have become hot (touched by a command, modified, or
