@@ -380,6 +380,7 @@ extern unsigned char *rock_value_class;
 extern int rock_value_class_len;
 extern unsigned long rock_fresh_count;
 int rockFreshTake(robj *val);
+int rockIsFresh(robj *val);
 void rockFreshForget(robj *val);
 void rockFreshReset(void);
 typedef void rockKeyNoteProc(redisDb *db, sds key);

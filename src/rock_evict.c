@@ -15,7 +15,8 @@
  * (nearly every value cold), eviction walks the keyspace with a persistent
  * cursor instead, so a hot value is found wherever it is, and "nothing can
  * move" means a whole walk found nothing. While a forked child lives (no
- * defrag runs then), the values paged in since go first, oldest first.
+ * defrag runs then), the values paged in since go first, oldest first
+ * (under LRU policies and noeviction; not under LFU).
  *
  * It also owns the debug mode rock-debug-evict-all: after every command,
  * every value that may have become hot (touched by a command, modified, or
@@ -198,6 +199,7 @@ static dictEntry *rockSampleDbs(int clean_only, redisDb **dbout) {
  *     it depended on change, and only the ring is looked at. */
 #define ROCK_SCAN_STEPS 16 /* dictScan steps per database per call of rockScanStep */
 #define ROCK_HOT_RING 4096 /* hot values noted while struggling */
+#define ROCK_CHILD_FIRST_TRIES 16 /* ring entries looked at per pick while a child lives */
 
 static struct {
     unsigned long cursor;    /* dictScan cursor in db `dbid` */
@@ -244,11 +246,39 @@ static void rockRingPush(int dbid, sds key) {
     rock_ring_len++;
 }
 
+/* Forget every noted value; the walk looks again for what it held. */
+static void rockRingClear(void) {
+    while (rock_ring_len) {
+        sdsfree(rock_ring[rock_ring_head].key);
+        rock_ring_head = (rock_ring_head + 1) % ROCK_HOT_RING;
+        rock_ring_len--;
+    }
+    rock_ring_head = 0;
+    rock_scan.idle = 0;
+}
+
+/* Does eviction take the values paged in since the fork first? While a
+ * forked child lives, under an LRU (or no) policy: under LFU a value paged
+ * in keeps its counter, and may be one used far more than those in RAM.
+ * The first call after a fork empties the ring, so that it then holds only
+ * values paged in since (not those of an earlier child, or of a struggle). */
+static pid_t rock_ring_child = -1;
+
+static int rockChildFirst(void) {
+    if (!hasActiveChildProcess() || (server.maxmemory_policy & MAXMEMORY_FLAG_LFU)) return 0;
+    if (server.child_pid != rock_ring_child) {
+        rock_ring_child = server.child_pid;
+        rockRingClear();
+    }
+    return 1;
+}
+
 /* A value of `db` became hot (paged in, or written): note it while eviction
  * struggles, or while a forked child lives (rockPerformEvictions() then
  * takes the values paged in first). Costs nothing otherwise. */
 void rockEvictNoteHot(redisDb *db, sds key) {
-    if (!rock_struggling && !rock_scan.idle && !hasActiveChildProcess()) return;
+    int child_first = rockChildFirst();
+    if (!rock_struggling && !rock_scan.idle && !child_first) return;
     if (db < server.db || db >= server.db + server.dbnum) return;
     rockRingPush(db->id, key);
 }
@@ -276,11 +306,13 @@ void rockEvictNoteModified(redisDb *db, robj *key) {
     rockRingPush(db->id, key->ptr);
 }
 
-/* The oldest noted value that can still move, or NULL. A value still
- * pinned goes back to the end of the ring; stale entries are dropped. */
-static dictEntry *rockRingPop(redisDb **dbout) {
+/* The oldest noted value that can still move, or NULL, looking at `tries`
+ * entries at most. A value still pinned goes back to the end of the ring,
+ * and so, with `skip_fresh`, does one read ahead of its command and not
+ * used yet; stale entries are dropped. */
+static dictEntry *rockRingPop(redisDb **dbout, int tries, int skip_fresh) {
     int volatile_only = rockVolatileOnly();
-    for (int tries = rock_ring_len; tries > 0 && rock_ring_len; tries--) {
+    for (; tries > 0 && rock_ring_len; tries--) {
         int dbid = rock_ring[rock_ring_head].dbid;
         sds key = rock_ring[rock_ring_head].key;
         rock_ring_head = (rock_ring_head + 1) % ROCK_HOT_RING;
@@ -288,12 +320,15 @@ static dictEntry *rockRingPop(redisDb **dbout) {
         redisDb *db = server.db + dbid;
         dictEntry *de = dbid < server.dbnum ? dictFind(db->dict, key) : NULL;
         if (de && volatile_only && dictFind(db->expires, key) == NULL) de = NULL;
-        if (de && rockMovable(dictGetVal(de)) && !rockIsPinned(db, key)) {
+        if (de && rockMovable(dictGetVal(de)) && !rockIsPinned(db, key) &&
+            !(skip_fresh && rockIsFresh(dictGetVal(de)))) {
             sdsfree(key);
             *dbout = db;
             return de;
         }
-        if (de && !rockIsCold(dictGetVal(de)) && rockIsPinned(db, key)) rockRingPush(dbid, key);
+        if (de && !rockIsCold(dictGetVal(de)) &&
+            (rockIsPinned(db, key) || (skip_fresh && rockIsFresh(dictGetVal(de)))))
+            rockRingPush(dbid, key);
         sdsfree(key);
     }
     return NULL;
@@ -545,14 +580,16 @@ int rockPerformEvictions(void) {
          * and thin every slab (25-35 MB at a 48 MB maxmemory in the soak).
          * Values paged in since are taken first instead, oldest first:
          * their slots are the ones just filled, and the values that were
-         * in RAM when the child started stay. */
-        if (hasActiveChildProcess()) best = rockRingPop(&bestdb);
+         * in RAM when the child started stay. Not those read ahead of
+         * their command (they would be read again), and a few entries a
+         * call at most (pinned ones go round again). */
+        if (rockChildFirst()) best = rockRingPop(&bestdb, ROCK_CHILD_FIRST_TRIES, 1);
         if (best == NULL && rounds < ROCK_EVICT_SAMPLE_ROUNDS) best = rockSampleDbs(0, &bestdb);
         if (best == NULL && rounds >= ROCK_EVICT_SAMPLE_ROUNDS) {
             /* Sampling keeps missing: the values noted hot, then the walk. */
             int exhausted = 0;
             rock_struggling = 1;
-            best = rockRingPop(&bestdb);
+            best = rockRingPop(&bestdb, rock_ring_len, 0);
             if (best == NULL) best = rockScanStep(&bestdb, &exhausted);
             scanning = 1;
             if (best == NULL) {

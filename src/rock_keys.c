@@ -425,6 +425,11 @@ int rockFreshTake(robj *val) {
     return found;
 }
 
+/* Was `val` paged in (or read ahead) and not looked up since? */
+int rockIsFresh(robj *val) {
+    return rock_fresh_count && dictFind(rock_fresh, val) != NULL;
+}
+
 /* `val` leaves RAM (evicted, deleted, replaced): not fresh any more. */
 void rockFreshForget(robj *val) {
     if (rock_fresh_count == 0) return;
