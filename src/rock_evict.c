@@ -320,15 +320,18 @@ static dictEntry *rockRingPop(redisDb **dbout, int tries, int skip_fresh) {
         redisDb *db = server.db + dbid;
         dictEntry *de = dbid < server.dbnum ? dictFind(db->dict, key) : NULL;
         if (de && volatile_only && dictFind(db->expires, key) == NULL) de = NULL;
-        if (de && rockMovable(dictGetVal(de)) && !rockIsPinned(db, key) &&
-            !(skip_fresh && rockIsFresh(dictGetVal(de)))) {
-            sdsfree(key);
-            *dbout = db;
-            return de;
+        if (de) {
+            robj *val = dictGetVal(de);
+            /* Held back now (a command waits on it, or it was read ahead of
+             * its command): it goes back in the ring for a later pick. */
+            int held = rockIsPinned(db, key) || (skip_fresh && rockIsFresh(val));
+            if (!held && rockMovable(val)) {
+                sdsfree(key);
+                *dbout = db;
+                return de;
+            }
+            if (held && !rockIsCold(val)) rockRingPush(dbid, key);
         }
-        if (de && !rockIsCold(dictGetVal(de)) &&
-            (rockIsPinned(db, key) || (skip_fresh && rockIsFresh(dictGetVal(de)))))
-            rockRingPush(dbid, key);
         sdsfree(key);
     }
     return NULL;
