@@ -740,6 +740,48 @@ int rockDefragEffort(size_t frag_bytes) {
     return pct > ROCK_DEFRAG_MAX_PCT ? ROCK_DEFRAG_MAX_PCT : pct;
 }
 
+/* A forked child shares the heap as it is at the fork, and no defrag runs
+ * while it lives: pages a load, a read-back or a burst of page-ins left
+ * holding freed slots stay resident for the child's whole life (the soak's
+ * restart window: 20-38 MB of them when a replica's full-sync child forked
+ * during the read-back after a restart). A fork no client waits on (a
+ * replica's full sync, a save point's BGSAVE, an automatic AOF rewrite)
+ * asks here first, and waits while fragmentation is over the tier's
+ * allowance and active defrag works on it, for at most
+ * ROCK_FORK_WAIT_MAX_MS from the first time it asked; then it goes ahead
+ * whatever. A BGSAVE or BGREWRITEAOF a client sends never waits, nor does
+ * a fork while loading. */
+#define ROCK_FORK_WAIT_MAX_MS 5000
+#define ROCK_FORK_ASK_GAP_MS 3000 /* asks further apart: another fork wanted */
+
+int rockForkWait(void) {
+    /* One fork wanted is asked about at least once a second (cron) until it
+     * starts; the 5 s run from the first ask, so fragmentation that swings
+     * about the allowance cannot hold a fork for longer. */
+    static long long asked_forks = -1; /* stat_total_forks at the first ask */
+    static monotime first_ask, last_ask;
+    static int logged;
+    monotime now = getMonotonicUs();
+    if (asked_forks != server.stat_total_forks ||
+        now - last_ask > (monotime)ROCK_FORK_ASK_GAP_MS * 1000) {
+        asked_forks = server.stat_total_forks;
+        first_ask = now;
+        logged = 0;
+    }
+    last_ask = now;
+    size_t active = server.cron_malloc_stats.allocator_active;
+    size_t allocated = server.cron_malloc_stats.allocator_allocated;
+    if (server.loading || active <= allocated || !rockDefragEffort(active - allocated)) return 0;
+    if (now - first_ask >= (monotime)ROCK_FORK_WAIT_MAX_MS * 1000) return 0;
+    if (!logged) {
+        logged = 1;
+        rock_ks_stats.fork_waits++;
+        serverLog(LL_NOTICE, "Holding a background fork up to %d ms while active defrag takes back "
+                  "%zu MB of fragmented memory", ROCK_FORK_WAIT_MAX_MS, (active - allocated) >> 20);
+    }
+    return 1;
+}
+
 /* rockCron() has the writer hand RocksDB's freed glibc memory back once a
  * second; no timer runs while loading, and a load writes the whole dataset
  * through RocksDB (flushes, compactions): the same, once a second, from
