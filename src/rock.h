@@ -499,7 +499,7 @@ void rockWriteRequestPurge(void);
 void rockPurgeCheck(void);
 int rockDefragEnabled(void);
 int rockDefragEffort(size_t frag_bytes);
-int rockForkWait(void);
+int rockForkWait(int replication);
 size_t rockRssBound(void);
 void rockWriteRequestL0Trigger(int files);
 long long rockWriteDiskFree(void);

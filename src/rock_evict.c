@@ -746,40 +746,56 @@ int rockDefragEffort(size_t frag_bytes) {
  * restart window: 20-38 MB of them when a replica's full-sync child forked
  * during the read-back after a restart). A fork no client waits on (a
  * replica's full sync, a save point's BGSAVE, an automatic AOF rewrite)
- * asks here first, and waits while fragmentation is over the tier's
- * allowance and active defrag works on it, for at most
- * ROCK_FORK_WAIT_MAX_MS from the first time it asked; then it goes ahead
- * whatever. A BGSAVE or BGREWRITEAOF a client sends never waits, nor does
- * a fork while loading. */
+ * asks here first (`replication` set for a replica's), and waits while
+ * fragmentation is over the tier's allowance, which is what has active
+ * defrag run, for at most ROCK_FORK_WAIT_MAX_MS from the first ask; then it
+ * goes ahead whatever. A BGSAVE or BGREWRITEAOF a client sends never
+ * waits, nor does a fork while loading or after a failed background save
+ * (a good save first), nor any without active defrag (HAVE_DEFRAG).
+ *
+ * The asks for one fork wanted make an episode, over when a fork starts or
+ * when no ask came for ROCK_FORK_ASK_GAP_MS plus repl-diskless-sync-delay
+ * (replicationCron() asks once a second, after that delay when it applies;
+ * serverCron() ten times a second). A replica's full sync that asked in the
+ * episode goes first: save points and automatic rewrites wait for it, else
+ * the first of their asks after the hold lifts would fork and the replica,
+ * which can't join a child that is not for replication, would wait for the
+ * whole of it. */
 #define ROCK_FORK_WAIT_MAX_MS 5000
-#define ROCK_FORK_ASK_GAP_MS 3000 /* asks further apart: another fork wanted */
+#define ROCK_FORK_ASK_GAP_MS 3000
 
-int rockForkWait(void) {
-    /* One fork wanted is asked about at least once a second (cron) until it
-     * starts; the 5 s run from the first ask, so fragmentation that swings
-     * about the allowance cannot hold a fork for longer. */
+int rockForkWait(int replication) {
+#ifndef HAVE_DEFRAG
+    UNUSED(replication);
+    return 0;
+#else
     static long long asked_forks = -1; /* stat_total_forks at the first ask */
-    static monotime first_ask, last_ask;
+    static monotime first_ask, last_ask, last_replica_ask;
     static int logged;
     monotime now = getMonotonicUs();
-    if (asked_forks != server.stat_total_forks ||
-        now - last_ask > (monotime)ROCK_FORK_ASK_GAP_MS * 1000) {
+    monotime gap = ((monotime)ROCK_FORK_ASK_GAP_MS + (monotime)server.repl_diskless_sync_delay * 1000) * 1000;
+    if (asked_forks != server.stat_total_forks || now - last_ask > gap) {
         asked_forks = server.stat_total_forks;
         first_ask = now;
+        last_replica_ask = 0;
         logged = 0;
     }
     last_ask = now;
+    if (replication) last_replica_ask = now;
+    else if (last_replica_ask && now - last_replica_ask <= gap) return 1;
+    if (server.loading || server.lastbgsave_status != C_OK) return 0;
     size_t active = server.cron_malloc_stats.allocator_active;
     size_t allocated = server.cron_malloc_stats.allocator_allocated;
-    if (server.loading || active <= allocated || !rockDefragEffort(active - allocated)) return 0;
+    if (active <= allocated || !rockDefragEffort(active - allocated)) return 0;
     if (now - first_ask >= (monotime)ROCK_FORK_WAIT_MAX_MS * 1000) return 0;
     if (!logged) {
         logged = 1;
         rock_ks_stats.fork_waits++;
-        serverLog(LL_NOTICE, "Holding a background fork up to %d ms while active defrag takes back "
+        serverLog(LL_NOTICE, "Holding a background fork for at most %d ms while active defrag takes back "
                   "%zu MB of fragmented memory", ROCK_FORK_WAIT_MAX_MS, (active - allocated) >> 20);
     }
     return 1;
+#endif
 }
 
 /* rockCron() has the writer hand RocksDB's freed glibc memory back once a
