@@ -320,7 +320,7 @@ static dictEntry *rockRingPop(redisDb **dbout, int tries, int skip_fresh) {
         redisDb *db = server.db + dbid;
         dictEntry *de = dbid < server.dbnum ? dictFind(db->dict, key) : NULL;
         if (de && volatile_only && dictFind(db->expires, key) == NULL) de = NULL;
-        if (de) {
+        if (de && !rockIsCold(dictGetVal(de))) { /* a cold one is done with */
             robj *val = dictGetVal(de);
             /* Held back now (a command waits on it, or it was read ahead of
              * its command): it goes back in the ring for a later pick. */
@@ -330,7 +330,7 @@ static dictEntry *rockRingPop(redisDb **dbout, int tries, int skip_fresh) {
                 *dbout = db;
                 return de;
             }
-            if (held && !rockIsCold(val)) rockRingPush(dbid, key);
+            if (held) rockRingPush(dbid, key);
         }
         sdsfree(key);
     }
