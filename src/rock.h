@@ -183,6 +183,7 @@ void rockKeysResetStats(void);
 struct rockStore {
     char *abs_dir;                   /* rock-dir resolved at startup */
     char *db_path;                   /* abs_dir/rocksdb */
+    char *real_db_path;              /* db_path, symlinks resolved (or NULL) */
     rocksdb_t *db;                   /* NULL: closed (or could not reopen) */
     rocksdb_options_t *opts;
     rocksdb_block_based_table_options_t *table_opts;
@@ -308,6 +309,7 @@ void rockStoreInit(void);
 int rockStoreOpen(const char *abs_dir, const char *db_path, char **err);
 int rockStoreReopen(char **err);
 void rockStoreClose(int all);
+void rockStoreCloseFilesInChild(void);
 size_t rockStoreCacheSize(void);
 size_t rockStoreWriteBufferSize(void);
 void rockStoreApplyCacheSize(void);

@@ -416,8 +416,12 @@ void rockForkParent(int childpid) {
  * one of them held at fork time would never be released), so no RocksDB
  * call, no eviction to disk, no queued write or read. Cold values come
  * from the stream (RDB, AOF) or the pending buffer in the child's copy of
- * memory; any other read of a cold value fails with an error. */
+ * memory; any other read of a cold value fails with an error. The table
+ * and blob files it inherited open are closed first, so that the disk
+ * space of those the parent deletes is freed at once, not when the child
+ * exits. */
 void rockForkChild(void) {
+    rockStoreCloseFilesInChild();
     rock_store.db = NULL;
     rock_store.cache = NULL; /* its mutexes too */
     rockReadersDetachChild();

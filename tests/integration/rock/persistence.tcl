@@ -55,6 +55,21 @@ proc rock_total_keys {client} {
     return $n
 }
 
+# n keys k:0.. of ~1 KB random bytes (DEBUG POPULATE's values compress to
+# a few bytes, and a whole stream would fit in the pipe), every one moved to
+# disk and committed (so that a child's stream, not the pending buffer it
+# inherits, carries them). Returns the pool the values were made from.
+proc rock_cold_random_keys {n} {
+    set pool [rock_random_pool 16 1000]
+    set rd [redis_deferring_client]
+    for {set i 0} {$i < $n} {incr i} { $rd set k:$i "$i:[lindex $pool [expr {$i % 16}]]" }
+    for {set i 0} {$i < $n} {incr i} { $rd read }
+    $rd close
+    rock_all_cold r
+    wait_for_condition 500 10 { [rock_field pending_writes] == 0 } else { fail "writes still pending" }
+    return $pool
+}
+
 # A BGSAVE slowed by rdb-key-save-delay is still running: let it finish,
 # and it must have succeeded.
 proc rock_end_slow_bgsave {} {
@@ -145,17 +160,7 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         r select 3
         r debug populate 2000 other 500
         r select 9
-        # Random bytes: DEBUG POPULATE's values compress to a few bytes, and
-        # the whole stream would fit in the pipe.
-        set pool [rock_random_pool 16 1000]
-        set rd [redis_deferring_client]
-        for {set i 0} {$i < 20000} {incr i} { $rd set k:$i "$i:[lindex $pool [expr {$i % 16}]]" }
-        for {set i 0} {$i < 20000} {incr i} { $rd read }
-        $rd close
-        rock_all_cold r
-        # Committed, so that the stream (not the pending buffer the child
-        # inherits) carries them.
-        wait_for_condition 500 10 { [rock_field pending_writes] == 0 } else { fail "writes still pending" }
+        rock_cold_random_keys 20000
         set digest [r debug digest]
         set before [rock_field fork_stream_refreshes]
         r config set rdb-key-save-delay 100
@@ -170,6 +175,48 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         }
         rock_end_slow_bgsave
         assert_morethan [rock_field fork_stream_refreshes] $before
+        r debug reload nosave
+        assert_equal $digest [r debug digest]
+        assert_equal 0 [rock_field errors]
+    }
+
+    test {A BGSAVE's child holds none of RocksDB's files open: what compaction deletes under it is freed at once} {
+        # A forked child inherits every file descriptor of the parent,
+        # RocksDB's open tables and blob files among them. It never reads
+        # them (the stream brings cold values), but a file the parent
+        # deletes keeps its disk space while any process holds it open:
+        # a child alive through a compaction or a FLUSHDB held hundreds of
+        # MB of deleted files in the soak, enough to fill rock-dir. The
+        # child now closes them right after the fork.
+        r flushall
+        r select 9
+        set pool [rock_cold_random_keys 20000]
+        set digest [r debug digest]
+        r config set rdb-key-save-delay 100
+        r bgsave
+        wait_for_condition 500 10 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
+        set child [get_child_pid 0]
+        # Overwrite and move out again: memtable flushes and compactions
+        # replace (delete) the files the parent had open at the fork.
+        for {set round 0} {$round < 3} {incr round} {
+            for {set i 0} {$i < 20000} {incr i 7} { r set k:$i "after-$round-$i:[lindex $pool [expr {$i % 16}]]" }
+            rock_all_cold r
+        }
+        wait_for_condition 500 10 { [rock_field pending_writes] == 0 } else { fail "writes still pending" }
+        set held {}
+        foreach fd [glob -nocomplain /proc/$child/fd/*] {
+            if {![catch {file readlink $fd} target] && [string match */rocksdb/* $target]} { lappend held $target }
+        }
+        set parent 0
+        foreach fd [glob -nocomplain /proc/[srv 0 pid]/fd/*] {
+            if {![catch {file readlink $fd} target] && [string match */rocksdb/*.sst* $target]} { incr parent }
+        }
+        # Still the same child, and the parent does have tables open.
+        assert_equal 1 [s rdb_bgsave_in_progress]
+        assert_equal $child [get_child_pid 0]
+        assert_morethan $parent 0
+        assert_equal {} $held
+        rock_end_slow_bgsave
         r debug reload nosave
         assert_equal $digest [r debug digest]
         assert_equal 0 [rock_field errors]
