@@ -122,6 +122,7 @@ typedef struct rockStats {
     long long loading_peak_memory; /* highest used_memory sampled while loading */
     long long value_hits_ram;  /* value accesses served from RAM ... */
     long long value_hits_disk; /* ...and from disk (rock_hooks.c, rockValueAccessed()) */
+    long long fork_waits;      /* background forks held for defrag (rockForkWait()) */
 } rockStats;
 
 /* Block-cache hits and block reads of the reader threads' RocksDB reads, by
@@ -500,6 +501,7 @@ void rockWriteRequestPurge(void);
 void rockPurgeCheck(void);
 int rockDefragEnabled(void);
 int rockDefragEffort(size_t frag_bytes);
+int rockForkWait(int replication);
 size_t rockRssBound(void);
 void rockWriteRequestL0Trigger(int files);
 long long rockWriteDiskFree(void);

@@ -320,15 +320,18 @@ static dictEntry *rockRingPop(redisDb **dbout, int tries, int skip_fresh) {
         redisDb *db = server.db + dbid;
         dictEntry *de = dbid < server.dbnum ? dictFind(db->dict, key) : NULL;
         if (de && volatile_only && dictFind(db->expires, key) == NULL) de = NULL;
-        if (de && rockMovable(dictGetVal(de)) && !rockIsPinned(db, key) &&
-            !(skip_fresh && rockIsFresh(dictGetVal(de)))) {
-            sdsfree(key);
-            *dbout = db;
-            return de;
+        if (de && !rockIsCold(dictGetVal(de))) { /* a cold one is done with */
+            robj *val = dictGetVal(de);
+            /* Held back now (a command waits on it, or it was read ahead of
+             * its command): it goes back in the ring for a later pick. */
+            int held = rockIsPinned(db, key) || (skip_fresh && rockIsFresh(val));
+            if (!held && rockMovable(val)) {
+                sdsfree(key);
+                *dbout = db;
+                return de;
+            }
+            if (held) rockRingPush(dbid, key);
         }
-        if (de && !rockIsCold(dictGetVal(de)) &&
-            (rockIsPinned(db, key) || (skip_fresh && rockIsFresh(dictGetVal(de)))))
-            rockRingPush(dbid, key);
         sdsfree(key);
     }
     return NULL;
@@ -735,6 +738,64 @@ int rockDefragEffort(size_t frag_bytes) {
     double over = (double)(frag_bytes - allowance) / allowance; /* 0 .. 1 at 2x */
     int pct = ROCK_DEFRAG_MIN_PCT + (int)(over * (ROCK_DEFRAG_MAX_PCT - ROCK_DEFRAG_MIN_PCT));
     return pct > ROCK_DEFRAG_MAX_PCT ? ROCK_DEFRAG_MAX_PCT : pct;
+}
+
+/* A forked child shares the heap as it is at the fork, and no defrag runs
+ * while it lives: pages a load, a read-back or a burst of page-ins left
+ * holding freed slots stay resident for the child's whole life (the soak's
+ * restart window: 20-38 MB of them when a replica's full-sync child forked
+ * during the read-back after a restart). A fork no client waits on (a
+ * replica's full sync, a save point's BGSAVE, an automatic AOF rewrite)
+ * asks here first (`replication` set for a replica's), and waits while
+ * fragmentation is over the tier's allowance, which is what has active
+ * defrag run, for at most ROCK_FORK_WAIT_MAX_MS from the first ask; then it
+ * goes ahead whatever. A BGSAVE or BGREWRITEAOF a client sends never
+ * waits, nor does a fork while loading or after a failed background save
+ * (a good save first), nor any without active defrag (HAVE_DEFRAG).
+ *
+ * The asks for one fork wanted make an episode, over when a fork starts or
+ * when no ask came for ROCK_FORK_ASK_GAP_MS plus repl-diskless-sync-delay
+ * (replicationCron() asks once a second, after that delay when it applies;
+ * serverCron() ten times a second). A replica's full sync that asked in the
+ * episode goes first: save points and automatic rewrites wait for it, else
+ * the first of their asks after the hold lifts would fork and the replica,
+ * which can't join a child that is not for replication, would wait for the
+ * whole of it. */
+#define ROCK_FORK_WAIT_MAX_MS 5000
+#define ROCK_FORK_ASK_GAP_MS 3000
+
+int rockForkWait(int replication) {
+#ifndef HAVE_DEFRAG
+    UNUSED(replication);
+    return 0;
+#else
+    static long long asked_forks = -1; /* stat_total_forks at the first ask */
+    static monotime first_ask, last_ask, last_replica_ask;
+    static int logged;
+    monotime now = getMonotonicUs();
+    monotime gap = ((monotime)ROCK_FORK_ASK_GAP_MS + (monotime)server.repl_diskless_sync_delay * 1000) * 1000;
+    if (asked_forks != server.stat_total_forks || now - last_ask > gap) {
+        asked_forks = server.stat_total_forks;
+        first_ask = now;
+        last_replica_ask = 0;
+        logged = 0;
+    }
+    last_ask = now;
+    if (replication) last_replica_ask = now;
+    else if (last_replica_ask && now - last_replica_ask <= gap) return 1;
+    if (server.loading || server.lastbgsave_status != C_OK) return 0;
+    size_t active = server.cron_malloc_stats.allocator_active;
+    size_t allocated = server.cron_malloc_stats.allocator_allocated;
+    if (active <= allocated || !rockDefragEffort(active - allocated)) return 0;
+    if (now - first_ask >= (monotime)ROCK_FORK_WAIT_MAX_MS * 1000) return 0;
+    if (!logged) {
+        logged = 1;
+        rock_ks_stats.fork_waits++;
+        serverLog(LL_NOTICE, "Holding a background fork for at most %d ms while active defrag takes back "
+                  "%zu MB of fragmented memory", ROCK_FORK_WAIT_MAX_MS, (active - allocated) >> 20);
+    }
+    return 1;
+#endif
 }
 
 /* rockCron() has the writer hand RocksDB's freed glibc memory back once a

@@ -128,6 +128,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"evictions", s.evictions};
     f[n++] = (rockFigure){"clean_drops", s.clean_drops};
     f[n++] = (rockFigure){"external_overshoots", s.external_overshoots};
+    f[n++] = (rockFigure){"fork_waits", s.fork_waits};
     f[n++] = (rockFigure){"loads", s.loads};
     f[n++] = (rockFigure){"sync_loads", s.sync_loads};
     f[n++] = (rockFigure){"reads", s.reads};

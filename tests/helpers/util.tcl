@@ -135,3 +135,9 @@ proc rock_proc_status_kb {pid field} {
     if {![regexp "$field:\\s+(\\d+) kB" $text -> kb]} { error "no $field in /proc/$pid/status" }
     return $kb
 }
+
+# jemalloc's active less allocated bytes: pages held for freed slots.
+proc rock_frag_bytes {{client r}} {
+    $client debug mallctl epoch 1
+    return [expr {[$client debug mallctl stats.active] - [$client debug mallctl stats.allocated]}]
+}

@@ -426,10 +426,6 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
 # used: pages held for freed slots, RSS that maxmemory does not see. With
 # rock-defrag the tier has upstream's active defrag move the live values
 # together, whatever `activedefrag` says (it stays at its default, no).
-proc rock_frag_bytes {} {
-    r debug mallctl epoch 1
-    return [expr {[r debug mallctl stats.active] - [r debug mallctl stats.allocated]}]
-}
 
 start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction maxmemory 256mb rock-defrag no}} {
     if {[string match {*jemalloc*} [s mem_allocator]]} {
