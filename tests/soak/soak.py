@@ -581,24 +581,52 @@ class Soak:
         return total
 
     def populate(self):
-        """Write every worker's model to the master, pipelined."""
+        """Write every worker's model to the master, pipelined. A key whose
+        commands got an error reply counts as a failure ("error reply") and
+        is written again from nothing, for up to a minute: an unexpected
+        -OOM (the server refusing) then shows as itself, not as thousands
+        of keys missing from the dataset afterwards."""
         c = connect(self.a.port, 300)
-        p = c.pipeline(transaction=False)
+        batch = []   # (key, commands)
         n = 0
+
+        def send(batch, again=False):
+            p = c.pipeline(transaction=False)
+            for key, cmds in batch:
+                if again:
+                    p.execute_command("DEL", key)   # what the refused try left
+                for cmd in cmds:
+                    p.execute_command(*cmd)
+            reps = iter(p.execute(raise_on_error=False))
+            failed = []
+            for key, cmds in batch:
+                errs = [r for r in (next(reps) for _ in range(len(cmds) + again)) if isinstance(r, Exception)]
+                if errs:
+                    failed.append((key, cmds, errs[0]))
+            return failed
+
+        def flush(batch):
+            failed = send(batch)
+            deadline = time.time() + 60
+            while failed:
+                for key, _, err in failed:
+                    self.count("unexpected_errors")
+                    self.fail("error reply", "populate %s: %s" % (key, err))
+                if time.time() > deadline:
+                    raise RuntimeError("populate: %d keys still refused after a minute: %s" % (
+                        len(failed), failed[0][2]))
+                time.sleep(0.5)
+                failed = send([(key, cmds) for key, cmds, _ in failed], again=True)
+
         for w in self.workers:
             for key, st in w.model.items():
-                for cmd in self.write_state_cmds(key, st):
-                    p.execute_command(*cmd)
-                    n += 1
+                cmds = self.write_state_cmds(key, st)
+                batch.append((key, cmds))
+                n += len(cmds)
                 if n >= 200:
-                    for r in p.execute(raise_on_error=False):
-                        if isinstance(r, Exception):
-                            raise RuntimeError("populate: %s" % r)
-                    p = c.pipeline(transaction=False)
-                    n = 0
-        for r in p.execute(raise_on_error=False):
-            if isinstance(r, Exception):
-                raise RuntimeError("populate: %s" % r)
+                    flush(batch)
+                    batch, n = [], 0
+        flush(batch)
         c.close()
 
     # ---- reading back
