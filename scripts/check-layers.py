@@ -33,9 +33,11 @@ LAYERS = {
     "rock_conf": 1,
     "rock_store": 1,
     "rock_split": 1,
-    # 2. threads: the hand-off they share, the writer, the reader pool.
+    # 2. threads: the hand-off they share, the writer, the reader pool, the
+    #    compaction of flushed ranges.
     "rock_handoff": 2,
     "rock_write": 2,
+    "rock_compact": 2,
     "rock_readers": 2,
     # 3. keyspace: values moving, eviction, page-in and pinning, per-key
     #    order, read-ahead, point reads, loading spills, the fork stream.

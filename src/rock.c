@@ -359,6 +359,7 @@ void rockStartup(void) {
     rockSizingConfigure();
     rockReadStart();
     rockWriteStart(rock_abs_dir, rockCron, rockWritesCommitted);
+    rockCompactStart();
     serverLog(LL_NOTICE, "rock: RocksDB opened in %s (block cache %llu bytes, compression %s, direct io %s)",
               rock_db_path, (unsigned long long)rockStoreCacheSize(),
               rockCompressionConfigName(rock.compression),
@@ -377,6 +378,7 @@ void rockResetStore(void) {
     rockForkStreamStop(1); /* its iterator must not outlive the store */
     rockReadersPause();
     rockWriteHalt();
+    rockCompactHalt();
     rockWritesCommitted(); /* writes that waited for the dropped queue re-run */
     rockStoreClose(0);
     /* The folder and its marker stay: only RocksDB's files go. A marker
@@ -397,6 +399,7 @@ void rockResetStore(void) {
     }
     rockL0TriggerOpened();
     rockSizeToMaxmemory(1);
+    rockCompactResume();
     rockWriteResume();
     rockReadersResume();
     rockDiskCheck();
@@ -421,6 +424,8 @@ void rockShutdown(void) {
     if (outstanding)
         serverLog(LL_NOTICE, "rock: shutdown with %lld RocksDB writes not committed: %lld dropped, "
                   "the rest finished their batch", outstanding, dropped);
+    rockCompactHalt();
+    rockCompactStop();
     rockReadersPause();
     rockStoreClose(1);
     if (rock_lock_fd != -1) {

@@ -486,6 +486,15 @@ robj *rockLoadingObjectDone(robj *o, sds key, int dbid);
 void rockLoadingKeyDone(redisDb *db);
 void rockLoadingReset(void);
 
+/* rock_compact.c: compacting flushed databases' ranges. */
+void rockCompactStart(void);
+void rockCompactAsk(const char *start, size_t start_len, const char *end, size_t end_len);
+void rockCompactHalt(void);
+void rockCompactResume(void);
+void rockCompactStop(void);
+void rockCompactDetachChild(void);
+void rockCompactStats(long long *done, long long *waiting);
+
 /* rock_write.c: the writer thread and the pending buffer. */
 typedef void rockWriteCronProc(void);
 typedef void rockWriteCommittedProc(void);

@@ -426,6 +426,7 @@ void rockForkChild(void) {
     rock_store.cache = NULL; /* its mutexes too */
     rockReadersDetachChild();
     rockWriteDetachChild();
+    rockCompactDetachChild();
     if (!rock_fork.prepared) return;
     rock_fork.prepared = 0;
     close(rock_fork.fds[1]);

@@ -221,6 +221,10 @@ static int rockCollectFigures(rockFigure *f) {
     double live = s.writes ? (double)(cold + clean) * s.write_bytes / s.writes : 0;
     f[n++] = (rockFigure){"rocksdb_disk_bytes", disk};
     f[n++] = (rockFigure){"rocksdb_blob_files", rockStoreProperty("rocksdb.num-blob-files")};
+    long long compacted, compacting;
+    rockCompactStats(&compacted, &compacting);
+    f[n++] = (rockFigure){"flushed_ranges_compacted", compacted};
+    f[n++] = (rockFigure){"flushed_ranges_waiting", compacting};
     f[n++] = (rockFigure){"rocksdb_bytes_written", bg_written};
     f[n++] = (rockFigure){"write_amp", 0, s.write_bytes ? (double)bg_written / s.write_bytes : 0, 1};
     f[n++] = (rockFigure){"space_amp", 0, live > 0 ? disk / live : 0, 1};

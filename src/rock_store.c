@@ -660,7 +660,7 @@ static int rockStoreOpenDb(char **err) {
         char *real = realpath(rock_store.db_path, NULL);
         if (real) {
             rock_store.real_db_path = zstrdup(real);
-            free(real);
+            zlibc_free(real);
         }
     }
     rock_store.opened_at = mstime();

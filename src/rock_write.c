@@ -192,16 +192,19 @@ static void rockCommitBatch(rockWriteBatch *b) {
     if (b->err || ranges == 0) return;
 
     /* A flushed database's whole files go now; what shares files with live
-     * data goes when compaction reaches it. (FLUSHALL replaces RocksDB
-     * outright: rockResetStore().) Not while blob files exist (records of
-     * 256 KB or more): RocksDB 7.8's DeleteFilesInRange unlinks a deleted
-     * file's blob references without counting them as garbage, and a blob
-     * file orphaned so stays on disk until every older one has gone. The
-     * range tombstone counts them when compaction reaches it. */
-    if (rockStoreProperty("rocksdb.num-blob-files") > 0) return;
+     * data goes when the range is compacted (rock_compact.c, at once unless
+     * a snapshot still sees it). (FLUSHALL replaces RocksDB outright:
+     * rockResetStore().) Files are not deleted while blob files exist
+     * (records of 256 KB or more): RocksDB 7.8's DeleteFilesInRange unlinks
+     * a deleted file's blob references without counting them as garbage,
+     * and a blob file orphaned so stays on disk until every older one has
+     * gone. The range tombstone counts them as it is compacted. */
+    int blobs = rockStoreProperty("rocksdb.num-blob-files") > 0;
     for (int j = 0; j < b->count; j++) {
         rockWriteOp *op = b->ops[j];
         if (op->kind != ROCK_OP_DELETE_RANGE) continue;
+        rockCompactAsk(op->skey, sdslen(op->skey), op->end, sdslen(op->end));
+        if (blobs) continue;
         /* DeleteFilesInRange includes its end key, and `end` (the next
          * storage id alone) is a possible live key of the next database:
          * stop just under it, at this id followed by 0xff bytes. */

@@ -190,6 +190,75 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
     }
 }
 
+# FLUSHDB drops a database's records with one range delete; with blob files
+# present RocksDB's files can't simply be deleted (rock_write.c says why),
+# and before the range was compacted only when compaction happened to reach
+# it: on an idle server, never. It is now compacted at once, or as soon as
+# no snapshot (a fork's stream) still sees it.
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    proc rock_cold_with_blobs {} {
+        # 4 values of 1 MB, which go to blob files (records of 256 KB or
+        # more) once their memtable is flushed, then 20 MB of 20 KB values:
+        # memtables of 4 MB (maxmemory / 16), flushed to SST files.
+        for {set i 0} {$i < 4} {incr i} { r set big$i [randstring 1000000 1000000 alpha] }
+        r rock evict big0 big1 big2 big3
+        rock_evicted_copies 1000
+        wait_for_condition 100 100 {
+            [rock_field pending_writes] == 0 && [rock_field rocksdb_blob_files] > 0 &&
+            [rock_field rocksdb_disk_bytes] > 15000000
+        } else {
+            fail "not on disk: disk [rock_field rocksdb_disk_bytes], blob files [rock_field rocksdb_blob_files]"
+        }
+    }
+
+    test {FLUSHDB gives its records' disk back at once, blob files included} {
+        r config set maxmemory 64mb
+        rock_cold_with_blobs
+        set before [rock_field rocksdb_disk_bytes]
+        r flushdb
+        # Two ranges: the database's records and its split collections'.
+        wait_for_condition 100 100 {
+            [rock_field rocksdb_disk_bytes] < $before / 20 && [rock_field rocksdb_blob_files] == 0 &&
+            [rock_field flushed_ranges_compacted] == 2
+        } else {
+            fail "disk not given back: [rock_field rocksdb_disk_bytes] bytes of $before, [rock_field rocksdb_blob_files] blob files"
+        }
+        assert_equal 0 [rock_field flushed_ranges_waiting]
+        assert_equal 0 [rock_field errors]
+    }
+
+    test {A FLUSHDB under a BGSAVE's stream is compacted once the stream lets go of its snapshot} {
+        rock_cold_with_blobs
+        set before [rock_field rocksdb_disk_bytes]
+        set compacted [rock_field flushed_ranges_compacted]
+        # The child writes 3 ms a key (its own copy of the setting: 3 s for
+        # the 1,005 keys); the stream, and its snapshot, last about as long.
+        r config set rdb-key-save-delay 3000
+        r bgsave
+        wait_for_condition 100 50 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
+        r flushdb
+        wait_for_condition 100 50 {
+            [rock_field flushed_ranges_waiting] > 0
+        } else { fail "the compaction did not wait: [rock_field flushed_ranges_waiting]" }
+        assert_morethan [rock_field rocksdb_snapshots] 0
+        assert_equal $compacted [rock_field flushed_ranges_compacted]
+        assert_morethan [rock_field rocksdb_disk_bytes] [expr {$before / 2}]
+        r config set rdb-key-save-delay 0
+        waitForBgsave r
+        assert_equal ok [s rdb_last_bgsave_status]
+        wait_for_condition 100 100 {
+            [rock_field flushed_ranges_compacted] == $compacted + 2 && [rock_field rocksdb_disk_bytes] < $before / 20
+        } else {
+            fail "disk not given back after the stream: [rock_field rocksdb_disk_bytes] bytes of $before"
+        }
+        assert_morethan [rock_field flushed_ranges_compacted] $compacted
+        # The saved file is the dataset of the fork: every key.
+        r debug reload nosave
+        assert_equal 1005 [r dbsize]
+        assert_equal 0 [rock_field errors]
+    }
+}
+
 start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
     test {RocksDB's L0 compaction trigger rises while writes come fast and falls back once they stop} {
         set rockdir [rock_info_field rock_dir]
