@@ -77,62 +77,112 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes maxmemory 
 # shares), so pages held for freed slots when a child forks stay resident
 # for its whole life. A fork no client asked for (here a replica's full
 # sync) waits, at most 5 s, while the tier's defrag takes them back.
-start_server {tags {"rock repl external:skip"} overrides {rock-enabled yes maxmemory-policy noeviction maxmemory 256mb rock-defrag no repl-diskless-sync-delay 0}} {
-    if {[string match {*jemalloc*} [s mem_allocator]]} {
-    set master [srv 0 client]
-    set master_host [srv 0 host]
-    set master_port [srv 0 port]
-    start_server {overrides {rock-enabled yes}} {
-        set replica [srv 0 client]
-        test {A replica's full-sync fork waits while the tier's defrag takes back the pages values moved out left thinly used} {
-            # As in unit/rock/maxmemory.tcl: 60,000 values of 600 bytes,
-            # then maxmemory cut to 24 MB, leave ~20 MB of pages held for
-            # freed slots (rock-defrag no keeps them).
-            $master debug populate 60000 f 600
-            $master config set maxmemory 24mb
-            wait_for_condition 200 50 {
-                [s -1 used_memory] < 25 * 1024 * 1024 && [rock_info_field rock_pending_bytes $master] == 0
-            } else {
-                fail "eviction did not get under 24 MB: used_memory [s -1 used_memory]"
+#
+# rock_stage_held_sync: the master (srv -1, rock-defrag no) gets 60,000
+# values of 600 bytes, then maxmemory cut to 24 MB: as in
+# unit/rock/maxmemory.tcl, ~20 MB of pages are left held for freed slots. A
+# BGSAVE child that lives until it is killed holds the replica's sync back.
+# On return the child is still alive, the replica waits for its sync, and
+# defrag is on: killing the child (SIGUSR1: not a failed save) lets the
+# sync's fork ask. The sync's own child is slow enough (20 us a key, 2-5 s)
+# to be sampled while it lives. Returns the master's log line count from
+# before the replica asked.
+proc rock_stage_held_sync {master replica master_host master_port} {
+    $master debug populate 60000 f 600
+    $master config set maxmemory 24mb
+    wait_for_condition 200 50 {
+        [s -1 used_memory] < 25 * 1024 * 1024 && [rock_info_field rock_pending_bytes $master] == 0
+    } else {
+        fail "eviction did not get under 24 MB: used_memory [s -1 used_memory]"
+    }
+    assert_morethan [rock_frag_bytes $master] [expr {16 * 1024 * 1024}]
+    $master config set rdb-key-save-delay 100000
+    $master bgsave
+    wait_for_condition 100 50 {
+        [s -1 rdb_bgsave_in_progress] == 1
+    } else { fail "BGSAVE did not start" }
+    set loglines [count_log_lines -1]
+    $replica replicaof $master_host $master_port
+    wait_for_log_messages -1 {"*Waiting for next BGSAVE for SYNC*"} $loglines 100 50
+    $master config set rdb-key-save-delay 20
+    $master config set rock-defrag yes
+    return $loglines
+}
+
+# A master (rock-defrag no) and a replica for rock_stage_held_sync; `body`
+# runs at the global level with master, master_host, master_port and
+# replica set. Only with jemalloc (its figures are what is measured).
+proc rock_held_sync_servers {body} {
+    start_server {tags {"rock repl external:skip"} overrides {rock-enabled yes maxmemory-policy noeviction maxmemory 256mb rock-defrag no repl-diskless-sync-delay 0}} {
+        if {[string match {*jemalloc*} [s mem_allocator]]} {
+            start_server {overrides {rock-enabled yes}} {
+                uplevel #0 [list set master [srv -1 client]]
+                uplevel #0 [list set master_host [srv -1 host]]
+                uplevel #0 [list set master_port [srv -1 port]]
+                uplevel #0 [list set replica [srv 0 client]]
+                uplevel #0 $body
             }
-            set staged [rock_frag_bytes $master]
-            assert_morethan $staged [expr {16 * 1024 * 1024}]
-            # A BGSAVE child that lives until it is killed holds the
-            # replica's sync back; then defrag may run, and the child dies
-            # (SIGUSR1: not a failed save).
-            $master config set rdb-key-save-delay 100000
-            $master bgsave
-            wait_for_condition 100 50 {
-                [s -1 rdb_bgsave_in_progress] == 1
-            } else { fail "BGSAVE did not start" }
-            set loglines [count_log_lines -1]
-            $replica replicaof $master_host $master_port
-            wait_for_log_messages -1 {"*Waiting for next BGSAVE for SYNC*"} $loglines 100 50
-            # The sync's own child slow enough (20 us a key, 2-5 s) to be
-            # sampled while it lives.
-            $master config set rdb-key-save-delay 20
-            $master config set rock-defrag yes
-            exec kill -USR1 [get_child_pid -1]
-            wait_for_log_messages -1 {"*Starting BGSAVE for SYNC*"} $loglines 200 50
-            # While the sync's child lives no defrag runs: what is
-            # fragmented now was so at the fork. The code before forked at
-            # once, with the ~20 MB staged above; now the fork waits until
-            # defrag has it under the allowance (8 MB here), or 5 s.
-            set during [rock_frag_bytes $master]
-            assert_equal 1 [s -1 rdb_bgsave_in_progress]
-            assert_lessthan $during [expr {14 * 1024 * 1024}]
-            verify_log_message -1 "*Holding a background fork*" $loglines
-            assert_equal 1 [dict get [rock_report $master] fork_waits]
-            $master config set rdb-key-save-delay 0
-            wait_for_condition 300 100 {
-                [s master_link_status] eq "up"
-            } else { fail "the replica did not sync" }
-            assert_equal 60000 [$replica dbsize]
-            for {set i 0} {$i < 60000} {incr i 4999} {
-                assert_equal [$master get f:$i] [$replica get f:$i]
-            }
-            assert_equal 0 [rock_info_field rock_errors $master]
         }
     }
+}
+
+rock_held_sync_servers {
+    test {A replica's full-sync fork waits while the tier's defrag takes back the pages values moved out left thinly used} {
+        set loglines [rock_stage_held_sync $master $replica $master_host $master_port]
+        exec kill -USR1 [get_child_pid -1]
+        wait_for_log_messages -1 {"*Starting BGSAVE for SYNC*"} $loglines 200 50
+        # While the sync's child lives no defrag runs: what is
+        # fragmented now was so at the fork. The code before forked at
+        # once, with the ~20 MB staged above; now the fork waits until
+        # defrag has it under the allowance (8 MB here), or 5 s.
+        set during [rock_frag_bytes $master]
+        assert_equal 1 [s -1 rdb_bgsave_in_progress]
+        assert_lessthan $during [expr {14 * 1024 * 1024}]
+        verify_log_message -1 "*Holding a background fork*" $loglines
+        assert_equal 1 [dict get [rock_report $master] fork_waits]
+        $master config set rdb-key-save-delay 0
+        wait_for_condition 300 100 {
+            [s master_link_status] eq "up"
+        } else { fail "the replica did not sync" }
+        assert_equal 60000 [$replica dbsize]
+        for {set i 0} {$i < 60000} {incr i 4999} {
+            assert_equal [$master get f:$i] [$replica get f:$i]
+        }
+        assert_equal 0 [rock_info_field rock_errors $master]
+    }
+}
+
+# A replica's sync that was held goes first: a save point due at the same
+# time (serverCron asks ten times a second, replicationCron once) would
+# otherwise fork the moment the hold lifts, and the replica, which can't
+# join a child that is not for replication, would wait for all of it.
+rock_held_sync_servers {
+    test {A held full-sync fork goes before a save point that came due while it was held} {
+        set loglines [rock_stage_held_sync $master $replica $master_host $master_port]
+        # A change since the last good save (DEBUG POPULATE counts none),
+        # and a save point of 1 change in 1 s: due as soon as the child is
+        # gone.
+        $master set changed 1
+        $master config set save "1 1"
+        assert_morethan [s -1 rdb_changes_since_last_save] 0
+        exec kill -USR1 [get_child_pid -1]
+        wait_for_log_messages -1 {"*Starting BGSAVE for SYNC*"} $loglines 200 50
+        verify_log_message -1 "*Holding a background fork*" $loglines
+        # The first fork after the killed child is the replica's.
+        set lines [split [exec tail -n +[expr {$loglines + 1}] [srv -1 stdout]] "\n"]
+        set sync [lsearch -glob $lines "*Starting BGSAVE for SYNC*"]
+        set save [lsearch -glob $lines "*changes in * seconds. Saving*"]
+        assert {$save == -1 || $save > $sync}
+        $master config set rdb-key-save-delay 0
+        wait_for_condition 300 100 {
+            [s master_link_status] eq "up"
+        } else { fail "the replica did not sync" }
+        # And the dataset is saved (the sync's RDB, or the save point after
+        # it).
+        wait_for_condition 100 100 {
+            [s -1 rdb_changes_since_last_save] == 0
+        } else { fail "the save point did not save" }
+        assert_equal ok [s -1 rdb_last_bgsave_status]
+        assert_equal 60001 [$replica dbsize]
     }
 }
