@@ -13,7 +13,8 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
                    rocksdb_memtables rocksdb_block_cache_usage rocksdb_block_cache_capacity
                    rocksdb_table_readers rocksdb_disk_bytes rocksdb_estimated_keys
                    rocksdb_write_stopped rocksdb_delayed_write_rate rocksdb_l0_files rocksdb_l0_compaction_trigger
-                   rocksdb_pending_compaction_bytes rocksdb_running_compactions rocksdb_running_flushes dbs} {
+                   rocksdb_pending_compaction_bytes rocksdb_running_compactions rocksdb_running_flushes
+                   flushed_ranges_compacted flushed_ranges_waiting dbs} {
             assert {[dict exists $rep $f]}
         }
         assert_equal 1 [dict get $rep enabled]
