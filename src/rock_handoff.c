@@ -1,11 +1,13 @@
 /* rock_handoff.c -- redis-rock: the event loop <-> tier threads hand-off.
  *
- * Layer 2, under the writer (rock_write.c) and the reader pool
- * (rock_readers.c). It owns the mechanics both share (rock_handoff.h): the
- * lock and conditions, the wake-up pipe and its file event, handing results
- * back from a thread and draining them on the main thread, starting,
- * stopping and joining the threads, a thread's interruptible sleep, and a
- * forked child's view (no threads; the pipe stays the parent's). */
+ * Layer 2, under the writer (rock_write.c), the reader pool
+ * (rock_readers.c) and the compaction thread (rock_compact.c, which hands
+ * nothing back: no pipe). It owns the mechanics they share
+ * (rock_handoff.h): the lock and conditions, the wake-up pipe and its file
+ * event, handing results back from a thread and draining them on the main
+ * thread, starting, stopping and joining the threads, a thread's
+ * interruptible sleep, and a forked child's view (no threads; the pipe
+ * stays the parent's). */
 
 #include "server.h"
 #include "rock_handoff.h"
@@ -24,17 +26,11 @@ static void rockHandoffWake(aeEventLoop *el, int fd, void *privdata, int mask) {
     if (h->drained) h->drained();
 }
 
-/* Set up `h` (its threads are started by rockHandoffStart()): the lock and
- * conditions (monotonic clock, for timed waits), the lists, and the wake-up
- * pipe watched by the event loop. Fatal on failure, at start-up. */
-void rockHandoffInit(rockHandoff *h, const char *name, rockHandoffCompleteProc *complete,
-                     rockHandoffDrainedProc *drained) {
+/* The wake-up pipe, watched by the event loop. Fatal on failure. */
+static void rockHandoffPipe(rockHandoff *h) {
     int fds[2];
-    h->name = name;
-    h->complete = complete;
-    h->drained = drained;
     if (pipe(fds) == -1 || anetNonBlock(NULL, fds[0]) == ANET_ERR || anetNonBlock(NULL, fds[1]) == ANET_ERR) {
-        serverLog(LL_WARNING, "Fatal: rock: can't create the %s wake-up pipe: %s", name, strerror(errno));
+        serverLog(LL_WARNING, "Fatal: rock: can't create the %s wake-up pipe: %s", h->name, strerror(errno));
         exit(1);
     }
     anetCloexec(fds[0]);
@@ -42,9 +38,23 @@ void rockHandoffInit(rockHandoff *h, const char *name, rockHandoffCompleteProc *
     h->pipe_rd = fds[0];
     h->pipe_wr = fds[1];
     if (aeCreateFileEvent(server.el, h->pipe_rd, AE_READABLE, rockHandoffWake, h) == AE_ERR) {
-        serverLog(LL_WARNING, "Fatal: rock: can't watch the %s wake-up pipe", name);
+        serverLog(LL_WARNING, "Fatal: rock: can't watch the %s wake-up pipe", h->name);
         exit(1);
     }
+}
+
+/* Set up `h` (its threads are started by rockHandoffStart()): the lock and
+ * conditions (monotonic clock, for timed waits), the lists, and the wake-up
+ * pipe watched by the event loop, unless `complete` is NULL (a pool whose
+ * threads hand nothing back: rock_compact.c). Fatal on failure, at
+ * start-up. */
+void rockHandoffInit(rockHandoff *h, const char *name, rockHandoffCompleteProc *complete,
+                     rockHandoffDrainedProc *drained) {
+    h->name = name;
+    h->complete = complete;
+    h->drained = drained;
+    h->pipe_rd = h->pipe_wr = -1;
+    if (complete) rockHandoffPipe(h);
     pthread_mutex_init(&h->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);

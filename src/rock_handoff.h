@@ -8,6 +8,8 @@
  * `done` list; a pipe wakes the event loop, which drains that list on the
  * main thread. This is that mechanism, written once. What a thread does with
  * its work, and what the main thread does with a result, stay with the pool.
+ * A pool whose threads hand nothing back (the compaction thread,
+ * rock_compact.c) has no completion function and no pipe.
  * `queue` and `stop` are guarded by `lock`, as are any fields of the pool's
  * own that its thread loop reads together with them. */
 
@@ -56,7 +58,7 @@ typedef struct rockHandoff {
     pthread_mutex_t lock;      /* guards queue, done, stop */
     pthread_cond_t work;       /* queue has work, or stop (or the pool's own ask) */
     pthread_cond_t done_cond;  /* a result was handed back */
-    pthread_cond_t stop_cond;  /* wakes a thread's sleep early: stop only */
+    pthread_cond_t stop_cond;  /* wakes a thread's sleep early: stop (or the pool's own halt) */
     list *queue;               /* work waiting for a thread */
     list *done;                /* results waiting for the main thread */
     int stop;

@@ -191,32 +191,12 @@ static void rockCommitBatch(rockWriteBatch *b) {
     rocksdb_writebatch_destroy(wb);
     if (b->err || ranges == 0) return;
 
-    /* A flushed database's whole files go now; what shares files with live
-     * data goes when the range is compacted (rock_compact.c, at once unless
-     * a snapshot still sees it). (FLUSHALL replaces RocksDB outright:
-     * rockResetStore().) Files are not deleted while blob files exist
-     * (records of 256 KB or more): RocksDB 7.8's DeleteFilesInRange unlinks
-     * a deleted file's blob references without counting them as garbage,
-     * and a blob file orphaned so stays on disk until every older one has
-     * gone. The range tombstone counts them as it is compacted. */
-    int blobs = rockStoreProperty("rocksdb.num-blob-files") > 0;
+    /* A flushed database's disk comes back in rock_compact.c's thread,
+     * once no snapshot still sees the records. (FLUSHALL replaces RocksDB
+     * outright: rockResetStore().) */
     for (int j = 0; j < b->count; j++) {
         rockWriteOp *op = b->ops[j];
-        if (op->kind != ROCK_OP_DELETE_RANGE) continue;
-        rockCompactAsk(op->skey, sdslen(op->skey), op->end, sdslen(op->end));
-        if (blobs) continue;
-        /* DeleteFilesInRange includes its end key, and `end` (the next
-         * storage id alone) is a possible live key of the next database:
-         * stop just under it, at this id followed by 0xff bytes. */
-        char *err = NULL;
-        char fend[4 + 16];
-        memcpy(fend, op->skey, 4);
-        memset(fend + 4, 0xff, 16);
-        rocksdb_delete_file_in_range(rock_store.db, op->skey, sdslen(op->skey), fend, sizeof(fend), &err);
-        if (err) {
-            serverLog(LL_WARNING, "rock: reclaiming a flushed database's files failed: %s", err);
-            rocksdb_free(err);
-        }
+        if (op->kind == ROCK_OP_DELETE_RANGE) rockCompactAsk(op->skey, sdslen(op->skey), op->end, sdslen(op->end));
     }
 }
 

@@ -195,6 +195,38 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
 # and before the range was compacted only when compaction happened to reach
 # it: on an idle server, never. It is now compacted at once, or as soon as
 # no snapshot (a fork's stream) still sees it.
+# FLUSHDB while a BGSAVE streams the database's cold values: the child
+# writes 3 ms a key (its own copy of the setting: 3 s for 1,000 keys), and
+# the stream, with its snapshot, lasts about as long. The flushed ranges
+# wait for the snapshot.
+proc rock_flushdb_under_stream {} {
+    r config set rdb-key-save-delay 3000
+    r bgsave
+    wait_for_condition 100 50 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
+    r flushdb
+    wait_for_condition 100 50 {
+        [rock_field flushed_ranges_waiting] > 0
+    } else { fail "the flushed range did not wait: [rock_field flushed_ranges_waiting]" }
+}
+
+# After a FLUSHDB under a BGSAVE's stream (the child slowed down by
+# rdb-key-save-delay): the save ends well, the flushed database's two ranges
+# (records, split elements) are given back, and the saved file holds the
+# fork's `nkeys` keys.
+proc rock_stream_done_disk_back {before compacted nkeys} {
+    r config set rdb-key-save-delay 0
+    waitForBgsave r
+    assert_equal ok [s rdb_last_bgsave_status]
+    wait_for_condition 100 100 {
+        [rock_field flushed_ranges_compacted] == $compacted + 2 && [rock_field rocksdb_disk_bytes] < $before / 20
+    } else {
+        fail "disk not given back after the stream: [rock_field rocksdb_disk_bytes] bytes of $before"
+    }
+    r debug reload nosave
+    assert_equal $nkeys [r dbsize]
+    assert_equal 0 [rock_field errors]
+}
+
 start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
     proc rock_cold_with_blobs {} {
         # 4 values of 1 MB, which go to blob files (records of 256 KB or
@@ -231,31 +263,75 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         rock_cold_with_blobs
         set before [rock_field rocksdb_disk_bytes]
         set compacted [rock_field flushed_ranges_compacted]
-        # The child writes 3 ms a key (its own copy of the setting: 3 s for
-        # the 1,005 keys); the stream, and its snapshot, last about as long.
-        r config set rdb-key-save-delay 3000
-        r bgsave
-        wait_for_condition 100 50 { [s rdb_bgsave_in_progress] == 1 } else { fail "no bgsave" }
-        r flushdb
-        wait_for_condition 100 50 {
-            [rock_field flushed_ranges_waiting] > 0
-        } else { fail "the compaction did not wait: [rock_field flushed_ranges_waiting]" }
+        rock_flushdb_under_stream
         assert_morethan [rock_field rocksdb_snapshots] 0
         assert_equal $compacted [rock_field flushed_ranges_compacted]
         assert_morethan [rock_field rocksdb_disk_bytes] [expr {$before / 2}]
-        r config set rdb-key-save-delay 0
-        waitForBgsave r
-        assert_equal ok [s rdb_last_bgsave_status]
-        wait_for_condition 100 100 {
-            [rock_field flushed_ranges_compacted] == $compacted + 2 && [rock_field rocksdb_disk_bytes] < $before / 20
-        } else {
-            fail "disk not given back after the stream: [rock_field rocksdb_disk_bytes] bytes of $before"
+        rock_stream_done_disk_back $before $compacted 1005
+    }
+}
+
+# Without blob files a flushed range's whole files can simply be deleted
+# (DeleteFilesInRange), but that ignores snapshots: a fork's stream, which
+# takes a fresh iterator on its snapshot every 200 ms, would no longer find
+# the flushed database's records and its child would refuse to write an
+# incomplete file. The files go only once no snapshot is held.
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    # True when RocksDB wrote nothing since the previous call and runs no
+    # compaction.
+    proc rock_idle_since_last_poll {} {
+        set w [rock_field rocksdb_bytes_written]
+        set idle [expr {$w == $::rock_written && [rock_field rocksdb_running_compactions] == 0}]
+        set ::rock_written $w
+        return $idle
+    }
+
+    test {A FLUSHDB under a BGSAVE's stream deletes no file the stream still reads} {
+        # 20 MB of 20 KB values in memtables of 4 MB (maxmemory / 16): L0
+        # files, compacted once the burst is over into one file below L0
+        # (zstd: about 10 MB), which lies wholly in the database's range.
+        r config set maxmemory 64mb
+        # Pipelined, as fast as the writer takes them: the L0 trigger rises,
+        # and the burst's files are compacted together once it falls back.
+        r set rnd [randstring 20000 20000 alpha]
+        set rd [redis_deferring_client]
+        set keys {}
+        set sent 0
+        for {set i 0} {$i < 1000} {incr i} {
+            $rd copy rnd w$i
+            lappend keys w$i
+            incr sent
+            if {[llength $keys] == 50} { $rd rock evict {*}$keys; set keys {}; incr sent }
         }
-        assert_morethan [rock_field flushed_ranges_compacted] $compacted
-        # The saved file is the dataset of the fork: every key.
-        r debug reload nosave
-        assert_equal 1005 [r dbsize]
-        assert_equal 0 [rock_field errors]
+        for {set i 0} {$i < $sent} {incr i} { $rd read }
+        $rd close
+        set ssts [file join [rock_info_field rock_dir] rocksdb *.sst]
+        wait_for_condition 200 100 {
+            [rock_field pending_writes] == 0 && [rock_field rocksdb_l0_files] == 0 &&
+            [rock_field rocksdb_running_compactions] == 0 && [rock_field rocksdb_pending_compaction_bytes] == 0 &&
+            [llength [glob -nocomplain $ssts]] == 1 && [rock_field rocksdb_disk_bytes] > 8000000
+        } else {
+            fail "not in one file below L0: [rock_field rocksdb_l0_files] L0 files, [glob -nocomplain $ssts]"
+        }
+        # ...and RocksDB idle for a second (no compaction started since:
+        # one running when the files are deleted would keep its inputs).
+        set ::rock_written -1
+        wait_for_condition 100 500 {
+            [rock_idle_since_last_poll]
+        } else { fail "RocksDB kept compacting" }
+        assert_equal 0 [rock_field rocksdb_blob_files]
+        set before [rock_field rocksdb_disk_bytes]
+        set compacted [rock_field flushed_ranges_compacted]
+        rock_flushdb_under_stream
+        set refreshes [rock_field fork_stream_refreshes]
+        # Two of the stream's iterator refreshes after the FLUSHDB, the range
+        # still waiting.
+        wait_for_condition 100 50 {
+            [rock_field fork_stream_refreshes] >= $refreshes + 2
+        } else { fail "the stream took no fresh iterator" }
+        assert_equal 1 [s rdb_bgsave_in_progress]
+        assert_morethan [rock_field rocksdb_disk_bytes] [expr {$before / 2}]
+        rock_stream_done_disk_back $before $compacted 1001
     }
 }
 
