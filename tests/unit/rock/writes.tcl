@@ -226,10 +226,14 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         # backlog cap over). Client buffers left out: the rest of the
         # pipeline keeps arriving in the waiting client's query buffer, more
         # of it on a loaded machine.
-        # Heap and pending bytes from one ROCK REPORT: read by two commands,
-        # a batch the writer hands back in between skews the difference.
-        set rep [r rock report]
-        set clients [s mem_clients_normal]
+        # Heap, pending bytes and client buffers read in one MULTI: read by
+        # separate commands, a batch the writer hands back in between (and
+        # the waiting client running on) skews the difference.
+        r multi
+        r rock report
+        r info memory
+        lassign [r exec] rep info
+        if {![regexp {mem_clients_normal:(\d+)} $info -> clients]} { fail "no mem_clients_normal in INFO" }
         set unpending [expr {[dict get $rep used_memory] - [dict get $rep pending_bytes] - $clients}]
         set limit [expr {[lindex [r config get maxmemory] 1] + 256 * 1024}]
         if {$unpending >= $limit} {
