@@ -225,8 +225,8 @@ static void *rockWriterMain(void *arg) {
     rockThreadInit("rock_writer");
     while (1) {
         pthread_mutex_lock(&rock_wr.h.lock);
-        while (!rock_wr.h.stop && !rock_wr.trim && !rock_wr.purge && !rock_wr.l0_trigger &&
-               listLength(rock_wr.h.queue) == 0)
+        while (!rock_wr.h.stop && !rock_wr.trim && !rock_wr.measure && !rock_wr.purge &&
+               !rock_wr.l0_trigger && listLength(rock_wr.h.queue) == 0)
             pthread_cond_wait(&rock_wr.h.work, &rock_wr.h.lock);
         if (rock_wr.l0_trigger && !rock_wr.h.stop) {
             int files = rock_wr.l0_trigger;

@@ -39,6 +39,23 @@ start_server {tags {"rock"} overrides {rock-enabled yes}} {
         assert_morethan_equal [dict get $rep glibc_heap_in_use] [dict get $rep rocksdb_memtables]
     }
 
+    test {ROCK REPORT's glibc heap figures are taken every 100 ms, the writer idle too} {
+        # rockCron() asks the writer for them on 9 ticks in 10 and trims on
+        # the tenth: about 10 a second. An idle writer used to sleep through
+        # the request and take them only with its trim, once a second.
+        wait_for_condition 50 100 {
+            [dict get [rock_report] pending_writes] == 0
+        } else {
+            fail "writes still pending: [rock_report]"
+        }
+        set before [dict get [rock_report] glibc_heap_measures]
+        wait_for_condition 30 100 {
+            [dict get [rock_report] glibc_heap_measures] >= $before + 8
+        } else {
+            fail "[expr {[dict get [rock_report] glibc_heap_measures] - $before}] measurements in 3 s"
+        }
+    }
+
     test {ROCK REPORT per-db counts follow the dataset} {
         r flushall
         assert_equal {} [dict get [rock_report] dbs]
