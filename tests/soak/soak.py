@@ -764,11 +764,67 @@ class Soak:
                     % (why, time.time() - t, pairs, moved))
             else:
                 self.fail("replica digest", "%s: %s" % (why, last))
+                try:
+                    self.replica_diff(m, r)
+                except Exception as e:
+                    log("replica diff: could not finish: %s" % e)
             self.count("replica_checks")
         finally:
             m.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
             m.close()
             r.close()
+
+    def replica_diff(self, m, r, show=10):
+        """After a digest mismatch: which keys differ, and how (key sets, then
+        DEBUG DIGEST-VALUE of each key on both sides), with each side's type,
+        TTL and value for the first few; then what both servers logged about
+        RocksDB errors. Only reads: the failure is already counted."""
+        def keys_of(c):
+            out, cur = set(), 0
+            while True:
+                cur, ks = c.execute_command("SCAN", cur, "COUNT", 1000)
+                out.update(ks)
+                if int(cur) == 0:
+                    return out
+        mk, rk = keys_of(m), keys_of(r)
+        only_m, only_r = sorted(mk - rk), sorted(rk - mk)
+        differ = []
+        common = sorted(mk & rk)
+        for j in range(0, len(common), 200):
+            chunk = common[j:j + 200]
+            dm = m.execute_command("DEBUG", "DIGEST-VALUE", *chunk)
+            dr = r.execute_command("DEBUG", "DIGEST-VALUE", *chunk)
+            differ.extend(k for k, a, b in zip(chunk, dm, dr) if a != b)
+        log("replica diff: master %d keys, replica %d; only on master %d, only on replica %d, "
+            "values differ %d" % (len(mk), len(rk), len(only_m), len(only_r), len(differ)))
+
+        def side(c, k):
+            p = c.pipeline(transaction=False)
+            p.execute_command("TYPE", k)
+            p.execute_command("PTTL", k)
+            p.execute_command("OBJECT", "ENCODING", k)
+            try:
+                p.execute_command(*canon_read_cmd(k))
+            except (ValueError, IndexError):
+                pass  # not a worker's key: type and TTL only
+            reps = p.execute(raise_on_error=False)
+            v = reps[3] if len(reps) > 3 else None
+            if len(reps) > 3 and not isinstance(v, Exception):
+                v = canon_norm(k, v)
+            return "type %s pttl %s enc %s value %s" % (reps[0], reps[1], reps[2], short(v))
+        for label, ks in (("only on master", only_m), ("only on replica", only_r), ("differs", differ)):
+            for k in ks[:show]:
+                log("replica diff: %s: %s\n    master:  %s\n    replica: %s" % (
+                    label, k, side(m, k), side(r, k)))
+        for s in (self.master, self.replica):
+            try:
+                with open(os.path.join(s.workdir, "server.log"), "rb") as f:
+                    lines = [l.decode(errors="replace").rstrip() for l in f
+                             if b"# " in l and (b"ock" in l or b"RocksDB" in l)]
+                for l in lines[-15:]:
+                    log("replica diff: %s log: %s" % (s.name, l))
+            except OSError:
+                pass
 
     def sample_rock_counters(self, which):
         s = self.master if which == "master" else self.replica
