@@ -270,7 +270,7 @@ script_suite() {
     if [ "$rc" -ne 0 ] && [ "$err" -eq 0 ]; then err=1; fi
     [ "$rc" -eq 0 ] || { echo "--- $name exited with status $rc; last lines of $log:"; tail -40 "$log"; }
     # The summary's tail is often all a CI excerpt shows: name the failed checks there too.
-    [ "$rc" -eq 0 ] || mapfile -t -O "${#failures[@]}" failures < <(grep 'FAIL' "$log" | head -12 | cut -c1-300 | sed "s/^/$name: /")
+    [ "$rc" -eq 0 ] || mapfile -t -O "${#failures[@]}" failures < <(grep 'FAIL\|replica diff' "$log" | head -16 | cut -c1-300 | sed "s/^/$name: /")
     summary+=("$(printf '%-20s %5d passed, %d failed, %d skipped (%ds)' "$name" "$ok" "$err" 0 $((end - start)))")
     total_ok=$((total_ok + ok))
     total_err=$((total_err + err))

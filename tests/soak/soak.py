@@ -1138,10 +1138,28 @@ class Soak:
             c.close()
             # The same goes for the replica, which got the APPEND without a
             # DEL and extends its hidden expired copy: it resyncs in full.
+            # Without its dump.rdb: the file of its last full sync names the
+            # master's replication id and offset, and a restart from it
+            # resyncs in part when the backlog still covers that offset,
+            # keeping the copies the reload dropped (stock 7.0.15 does the
+            # same). Found by CI's soak as a digest mismatch at the end of a
+            # run where DEBUG RELOAD came right after a full sync.
+            dropped = int(info_of(self.a.port, "persistence").get("rdb_last_load_keys_expired", 0))
+            full_before = int(info_of(self.a.port, "stats")["sync_full"])
             self.bank_rock_counters("replica")
             self.replica.kill9()
+            try:
+                os.unlink(os.path.join(self.replica.workdir, "dump.rdb"))
+            except FileNotFoundError:
+                pass
             self.replica.start()
             self.replica.wait_ready()
+            t = time.time()
+            while int(info_of(self.a.port, "stats")["sync_full"]) == full_before:
+                if time.time() - t > 300:
+                    raise RuntimeError("the replica restarted without its dump.rdb, and no full sync began in 300 s")
+                time.sleep(0.1)
+            log("DEBUG RELOAD dropped %d expired keys; the replica resyncs in full" % dropped)
             self.verify_all("after DEBUG RELOAD")
         finally:
             self.resume()
