@@ -91,16 +91,22 @@ typedef struct rockWriteBatch {
     int dropped;             /* never committed: writes failed, writer stopped */
 } rockWriteBatch;
 
+/* Jobs the writer runs between batches (rock_wr.jobs): asked for with
+ * rockWriteAsk(), which sets the bit; the writer's wait ends on any bit set,
+ * so a new job needs a bit and a branch in rockWriterMain(), nothing more. */
+#define ROCK_JOB_TRIM (1 << 0)    /* malloc_trim(), then a measurement */
+#define ROCK_JOB_MEASURE (1 << 1) /* mallinfo2() */
+#define ROCK_JOB_PURGE (1 << 2)   /* jemalloc's dirty pages back */
+#define ROCK_JOB_L0 (1 << 3)      /* RocksDB's L0 trigger set to l0_trigger */
+
 static struct {
     rockHandoff h;            /* h.queue: rockWriteOp waiting for the writer;
                                * h.done: rockWriteBatch handed back; h.lock
-                               * also guards trim, purge and l0_trigger */
+                               * also guards jobs and l0_trigger */
     list *staged;             /* main thread only: ops not handed over yet */
     size_t staged_bytes;      /* ...and the bytes they carry */
-    int trim;                 /* malloc_trim() asked for (rockWriteRequestTrim) */
-    int measure;              /* mallinfo2() asked for (rockWriteRequestMeasure) */
-    int purge;                /* jemalloc purge asked for (rockWriteRequestPurge) */
-    int l0_trigger;           /* L0 trigger to set, 0: none (rockWriteRequestL0Trigger) */
+    int jobs;                 /* ROCK_JOB_* asked for and not run yet */
+    int l0_trigger;           /* ROCK_JOB_L0's value (rockWriteRequestL0Trigger) */
     /* Main thread only. */
     dict *pending;            /* skey -> rockPendingValue */
     dict *elements;           /* element key -> its last queued element op,
@@ -225,18 +231,18 @@ static void *rockWriterMain(void *arg) {
     rockThreadInit("rock_writer");
     while (1) {
         pthread_mutex_lock(&rock_wr.h.lock);
-        while (!rock_wr.h.stop && !rock_wr.trim && !rock_wr.measure && !rock_wr.purge &&
-               !rock_wr.l0_trigger && listLength(rock_wr.h.queue) == 0)
+        while (!rock_wr.h.stop && !rock_wr.jobs && listLength(rock_wr.h.queue) == 0)
             pthread_cond_wait(&rock_wr.h.work, &rock_wr.h.lock);
-        if (rock_wr.l0_trigger && !rock_wr.h.stop) {
+        int jobs = rock_wr.h.stop ? 0 : rock_wr.jobs;
+        if (jobs & ROCK_JOB_L0) {
             int files = rock_wr.l0_trigger;
-            rock_wr.l0_trigger = 0;
+            rock_wr.jobs &= ~ROCK_JOB_L0;
             pthread_mutex_unlock(&rock_wr.h.lock);
             rockStoreSetL0Trigger(files);
             continue;
         }
-        if (rock_wr.purge && !rock_wr.h.stop) {
-            rock_wr.purge = 0;
+        if (jobs & ROCK_JOB_PURGE) {
+            rock_wr.jobs &= ~ROCK_JOB_PURGE;
             pthread_mutex_unlock(&rock_wr.h.lock);
 #if defined(USE_JEMALLOC)
             monotime start = getMonotonicUs();
@@ -246,9 +252,8 @@ static void *rockWriterMain(void *arg) {
 #endif
             continue;
         }
-        if (rock_wr.trim && !rock_wr.h.stop) {
-            rock_wr.trim = 0;
-            rock_wr.measure = 0;
+        if (jobs & ROCK_JOB_TRIM) {
+            rock_wr.jobs &= ~(ROCK_JOB_TRIM | ROCK_JOB_MEASURE); /* it measures after */
             pthread_mutex_unlock(&rock_wr.h.lock);
 #ifdef __GLIBC__
             monotime start = getMonotonicUs();
@@ -259,8 +264,8 @@ static void *rockWriterMain(void *arg) {
             rockWriteMeasureGlibc();
             continue;
         }
-        if (rock_wr.measure && !rock_wr.h.stop) {
-            rock_wr.measure = 0;
+        if (jobs & ROCK_JOB_MEASURE) {
+            rock_wr.jobs &= ~ROCK_JOB_MEASURE;
             pthread_mutex_unlock(&rock_wr.h.lock);
             rockWriteMeasureGlibc();
             continue;
@@ -806,7 +811,7 @@ void rockWriteStart(const char *dir, rockWriteCronProc *cron, rockWriteCommitted
 static void rockWriteJoin(void) {
     rockWriteSubmit();
     rockHandoffStop(&rock_wr.h); /* the writer finishes its queue first */
-    rock_wr.l0_trigger = 0;
+    rock_wr.jobs = 0;
 }
 
 /* Stop the writer and throw away every queued write and pending value: all
@@ -854,12 +859,14 @@ void rockWriteDetachChild(void) {
     rockHandoffDetachChild(&rock_wr.h);
 }
 
-/* Give the writer thread a job for between batches: set *slot under its
- * lock and wake it (rockWriterMain() runs the job and clears the slot). */
-static void rockWriteAsk(int *slot, int value) {
+/* Give the writer thread a job for between batches (a ROCK_JOB_* bit): set
+ * it under its lock and wake it (rockWriterMain() runs the job and clears
+ * the bit). ROCK_JOB_L0 carries `files`. */
+static void rockWriteAsk(int job, int files) {
     if (!rockHandoffRunning(&rock_wr.h)) return;
     pthread_mutex_lock(&rock_wr.h.lock);
-    *slot = value;
+    rock_wr.jobs |= job;
+    if (job == ROCK_JOB_L0) rock_wr.l0_trigger = files;
     pthread_cond_signal(&rock_wr.h.work);
     pthread_mutex_unlock(&rock_wr.h.lock);
 }
@@ -870,13 +877,13 @@ static void rockWriteAsk(int *slot, int value) {
  * arena, a cost that grows with RocksDB's heap: it runs in the writer, between
  * batches, never on the event loop. */
 void rockWriteRequestTrim(void) {
-    rockWriteAsk(&rock_wr.trim, 1);
+    rockWriteAsk(ROCK_JOB_TRIM, 0);
 }
 
 /* Ask the writer thread to take glibc's heap figures anew (rockCron(), every
  * 100 ms, between the once-a-second trims). */
 void rockWriteRequestMeasure(void) {
-    rockWriteAsk(&rock_wr.measure, 1);
+    rockWriteAsk(ROCK_JOB_MEASURE, 0);
 }
 
 /* Ask the writer thread to give jemalloc's dirty pages (freed, still
@@ -884,13 +891,13 @@ void rockWriteRequestMeasure(void) {
  * they pass a limit). The purge takes milliseconds when tens of MB are
  * dirty: not on the event loop. */
 void rockWriteRequestPurge(void) {
-    rockWriteAsk(&rock_wr.purge, 1);
+    rockWriteAsk(ROCK_JOB_PURGE, 0);
 }
 
 /* Ask the writer thread to set RocksDB's L0 compaction trigger (a
  * SetOptions call writes a file: not on the event loop). */
 void rockWriteRequestL0Trigger(int files) {
-    rockWriteAsk(&rock_wr.l0_trigger, files);
+    rockWriteAsk(ROCK_JOB_L0, files);
 }
 
 /* Writes queued or being committed. */
