@@ -288,8 +288,11 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
 
     test {A FLUSHDB under a BGSAVE's stream deletes no file the stream still reads} {
         # 20 MB of 20 KB values in memtables of 4 MB (maxmemory / 16): L0
-        # files, compacted once the burst is over into one file below L0
-        # (zstd: about 10 MB), which lies wholly in the database's range.
+        # files, compacted once the burst is over into files below L0
+        # (zstd: about 10 MB), which lie wholly in the database's range.
+        # Most often one file; two when the machine is loaded (seen with
+        # other test files beside this one): either way DeleteFilesInRange
+        # can take them all once no snapshot is held.
         r config set maxmemory 64mb
         # Pipelined, as fast as the writer takes them: the L0 trigger rises,
         # and the burst's files are compacted together once it falls back.
@@ -309,9 +312,9 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         wait_for_condition 200 100 {
             [rock_field pending_writes] == 0 && [rock_field rocksdb_l0_files] == 0 &&
             [rock_field rocksdb_running_compactions] == 0 && [rock_field rocksdb_pending_compaction_bytes] == 0 &&
-            [llength [glob -nocomplain $ssts]] == 1 && [rock_field rocksdb_disk_bytes] > 8000000
+            [llength [glob -nocomplain $ssts]] >= 1 && [rock_field rocksdb_disk_bytes] > 8000000
         } else {
-            fail "not in one file below L0: [rock_field rocksdb_l0_files] L0 files, [glob -nocomplain $ssts]"
+            fail "not in files below L0: [rock_field rocksdb_l0_files] L0 files, [glob -nocomplain $ssts]"
         }
         # ...and RocksDB idle for a second (no compaction started since:
         # one running when the files are deleted would keep its inputs).
