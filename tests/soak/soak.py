@@ -814,7 +814,7 @@ class Soak:
             return "type %s pttl %s enc %s value %s" % (reps[0], reps[1], reps[2], short(v))
         for label, ks in (("only on master", only_m), ("only on replica", only_r), ("differs", differ)):
             for k in ks[:show]:
-                log("replica diff: %s: %s\n    master:  %s\n    replica: %s" % (
+                log("replica diff: %s: %s | master: %s | replica: %s" % (
                     label, k, side(m, k), side(r, k)))
         for s in (self.master, self.replica):
             try:
