@@ -799,19 +799,18 @@ class Soak:
             "values differ %d" % (len(mk), len(rk), len(only_m), len(only_r), len(differ)))
 
         def side(c, k):
-            p = c.pipeline(transaction=False)
-            p.execute_command("TYPE", k)
-            p.execute_command("PTTL", k)
-            p.execute_command("OBJECT", "ENCODING", k)
             try:
-                p.execute_command(*canon_read_cmd(k))
+                read = canon_read_cmd(k)
             except (ValueError, IndexError):
-                pass  # not a worker's key: type and TTL only
-            reps = p.execute(raise_on_error=False)
-            v = reps[3] if len(reps) > 3 else None
-            if len(reps) > 3 and not isinstance(v, Exception):
+                read = None  # not a worker's key: type and TTL only
+            p = c.pipeline(transaction=False)
+            for cmd in (("TYPE", k), ("PTTL", k), ("OBJECT", "ENCODING", k)) + ((read,) if read else ()):
+                p.execute_command(*cmd)
+            t, ttl, enc, *v = p.execute(raise_on_error=False)
+            v = v[0] if v else None
+            if read and not isinstance(v, Exception):
                 v = canon_norm(k, v)
-            return "type %s pttl %s enc %s value %s" % (reps[0], reps[1], reps[2], short(v))
+            return "type %s pttl %s enc %s value %s" % (t, ttl, enc, short(v))
         for label, ks in (("only on master", only_m), ("only on replica", only_r), ("differs", differ)):
             for k in ks[:show]:
                 log("replica diff: %s: %s | master: %s | replica: %s" % (
@@ -988,7 +987,7 @@ class Soak:
         self.replica.wait_ready()
         self.pause()
         try:
-            self.check_replica("after replica kill -9 and full resync")
+            self.check_replica("after replica kill -9 and resync")
         finally:
             self.resume()
 
