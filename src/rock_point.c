@@ -507,6 +507,12 @@ static void rockPointWriteBack(robj *o) {
         sds ekey = rockSplitElementKey(NULL, skey, sdslen(skey), si->version, ps->eles[j], sdslen(ps->eles[j]));
         rockWriteElement(ekey, after, si, 1);
     }
+    /* A page-in of the whole collection may be in flight: a command queued
+     * behind this one asks for it at once, before this one has run. It
+     * read (or will read) the records as they were before these writes
+     * commit, so its value must not land; its client re-runs, and then
+     * waits for the writer (rockNeedKey()) before reading again. */
+    if (changed) rockVoidRead(skey);
     uint64_t count = rockPointLength(o);
     if (changed || count != si->count) {
         si->count = count;

@@ -336,6 +336,40 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         assert_equal cold [r rock status k]
     }
 
+    foreach pop {zpopmax bzpopmax} {
+        test "Split: a page-in queued behind a point write sees the write ($pop)" {
+            # The ZADD came first and waits for its element read; the pop,
+            # behind it, has its page-in of the whole set queued at once.
+            # The element read is back first and the ZADD runs as a point
+            # write, uncommitted (the writer is held), while the page-in is
+            # still in flight: the value it brings back lacks the new member
+            # and must not be used. (On the replica of block-repl this was a
+            # pop of a different member than the master's.)
+            r flushall
+            rock_big zset k 600
+            r rock evict k
+            rock_wait_committed
+            r config set rock-debug-read-delay 300
+            r config set rock-debug-write-delay 1500
+            set rw [redis_deferring_client]
+            set rp [redis_deferring_client]
+            $rw zadd k 10000 top
+            rock_wait_blocked 1
+            if {$pop eq "zpopmax"} { $rp zpopmax k } else { $rp bzpopmax k 0 }
+            rock_wait_blocked 2
+            assert_equal 1 [$rw read]
+            set got [$rp read]
+            r config set rock-debug-read-delay 0
+            r config set rock-debug-write-delay 0
+            r zadd k:ref 10000 top
+            if {$pop eq "zpopmax"} { set want [r zpopmax k:ref] } else { set want [r bzpopmax k:ref 0] }
+            assert_equal [string map {k:ref k} $want] $got
+            assert_equal [r zrange k:ref 0 -1 withscores] [r zrange k 0 -1 withscores]
+            $rw close
+            $rp close
+        }
+    }
+
     test {Split: point commands leave nothing behind in RAM} {
         # Each point command builds and drops a stand-in object, a stash and
         # a job; 3,000 of them leaking even one small object would show.
