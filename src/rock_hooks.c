@@ -268,12 +268,18 @@ void rockKeyOverwritten(redisDb *db, sds key, robj *old, robj *val) {
         had_copy = 1;
     }
     if (!had_copy) return;
-    /* A split copy's elements go now (a collection may be large); its
-     * small metadata record waits, stale, for the next put or delete. */
-    if (dictSize(rdb->split)) {
+    /* A split copy's elements go now (a collection may be large), and its
+     * metadata record with them: left behind without its elements, it
+     * would read as a damaged collection to whatever walks the store (a
+     * fork's stream fails on it, and with it every BGSAVE and full sync
+     * until the key's next eviction). */
+    if (dictSize(rdb->split) && rockSplitLookup(db->id, key)) {
         sds skey = rockStorageKey(db->id, key);
         rockSplitForget(rdb, key, skey);
+        rockWriteDelete(skey);
         sdsfree(skey);
+        if (dictSize(rdb->stale)) dictDelete(rdb->stale, key);
+        return;
     }
     rockOutdateCopy(db, key, val);
 }

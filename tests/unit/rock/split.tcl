@@ -665,6 +665,30 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         r config set appendonly no
     }
 
+    foreach state {cold hot} {
+        test "Split: an overwritten $state collection leaves no record a fork's stream trips on" {
+            # The overwrite deletes the old copy's elements; its metadata
+            # record must go with them. Left behind (until the key's next
+            # eviction), the fork's stream found a metadata record without
+            # its elements and failed every BGSAVE and full sync meanwhile.
+            r flushall
+            rock_big hash h 600
+            r set other [string repeat x 300]
+            r rock evict h other
+            rock_wait_committed
+            if {$state eq "hot"} { assert_equal 600 [llength [r hkeys h]] }
+            r set h [string repeat y 200]
+            set digest [r debug digest]
+            r bgsave
+            waitForBgsave r
+            assert_equal ok [s rdb_last_bgsave_status]
+            r debug reload
+            assert_equal $digest [r debug digest]
+            rock_wait_committed
+            assert_equal 0 [r rock diskelements]
+        }
+    }
+
     test {rock-split-min-elements: bad values are refused} {
         assert_error {*} {r config set rock-split-min-elements -1}
         assert_error {*} {r config set rock-split-min-elements abc}
