@@ -122,7 +122,9 @@ failures=()   # repeated under the summary: CI shows only the log's tail
 # passes with no failure at all, the original failures count as passed and
 # the summary names each as "failed, passed on a re-run of its file"; if any
 # fails again, every original failure stands. The project's own suite is
-# never retried: its flakiness is a bug to fix.
+# never retried: its flakiness is a bug to fix. Nor is a failure of a
+# replication-consistency test (below): a replica that differed from its
+# master once is a divergence, and a divergence is never retried away.
 # rerun_clean LOG RUNTEST-ARGS...: one runtest into LOG (and LOG.plain
 # without colours); succeeds when it exits 0, passed something, and printed
 # no [err] and no [exception].
@@ -132,6 +134,25 @@ rerun_clean() {
     sed 's/\x1b\[[0-9;]*m//g' "$rlog" > "$rlog.plain"
     grep -q '^\[ok\]:' "$rlog.plain" || return 1
     ! grep -qE '^\[(err|exception)\]:' "$rlog.plain"
+}
+
+# Replication-consistency failures: a failure in one of these files (a
+# master and replica compared by digest or by dump), or any failure whose
+# message speaks of an inconsistency or a digest. Each stands as a failure.
+consistency_files='^integration/(block-repl|replication[^/]*|psync2[^/]*|failover)$'
+consistency_failure() {
+    local plain=$1 file
+    while IFS= read -r file; do
+        if [[ $file =~ $consistency_files ]]; then
+            echo "$file"
+            return 0
+        fi
+    done < <(sed -n 's/^\[err\]: .* in tests\/\(.*\)\.tcl$/\1/p' "$plain")
+    if grep -A3 -E '^\[err\]:' "$plain" | grep -qiE 'inconsisten|digest'; then
+        echo "a failure naming an inconsistency or a digest"
+        return 0
+    fi
+    return 1
 }
 
 retry_failed() {
@@ -231,7 +252,11 @@ run_suite() {
     grep -E '^\[(err|exception)\]:' "$plain" | head -20
     local nfiles
     nfiles=$(grep -E '^\[err\]: .* in tests/.*\.tcl$' "$plain" | sed 's/.* in tests\///' | sort -u | wc -l)
-    if [ "$retry" = yes ] && [ "$exc" -eq 0 ] && [ "$err" -ge 1 ] && [ "$nfiles" -ge 1 ] && [ "$nfiles" -le 3 ]; then
+    local consistency=""
+    [ "$err" -ge 1 ] && consistency=$(consistency_failure "$plain")
+    if [ -n "$consistency" ]; then
+        echo "--- $name: replication consistency ($consistency): failures stand, no re-run"
+    elif [ "$retry" = yes ] && [ "$exc" -eq 0 ] && [ "$err" -ge 1 ] && [ "$nfiles" -ge 1 ] && [ "$nfiles" -le 3 ]; then
         retry_failed "$name" "$plain" "$@" && { ok=$((ok + err)); err=0; rc=0; }
     elif [ "$retry" = yes ] && [ "$exc" -ge 1 ]; then
         resume_ok=0

@@ -1082,7 +1082,8 @@ class Gen:
             else:
                 steps.append((0, ["EXEC"], ("exec", tuple(norms)), False))
         elif x < 0.977:
-            steps = self.blocking()
+            y = r.random()
+            steps = self.blocking() if y < 0.6 else self.dropped() if y < 0.75 else self.behind()
             barrier = True
         elif x < 0.983:
             steps = self.watch()
@@ -1170,6 +1171,48 @@ class Gen:
                 return steps
         return [(0, ["DEL"] + ks, None, False), (0, blk, None, True), (1, push, None, False)]
 
+    def dropped(self):
+        """A blocking pop on keys emptied first, on a connection dropped while
+        it is blocked; then a push to one of them, which no one may take (on
+        redis-rock as on stock: the dropped client leaves its wait)."""
+        r = self.r
+        if r.random() < 0.5:
+            ks = self.keys("l", 1, 2)
+            blk = [r.choice(["BLPOP", "BRPOP"])] + ks + [r.choice(["0", "3"])]
+            tgt = r.choice(ks)
+            push = [r.choice(["RPUSH", "LPUSH"]), tgt] + [self.elem() for _ in range(r.randint(1, 3))]
+            read = ["LRANGE", tgt, "0", "-1"]
+        else:
+            ks = self.keys("z", 1, 2)
+            blk = [r.choice(["BZPOPMIN", "BZPOPMAX"])] + ks + [r.choice(["0", "3"])]
+            tgt = r.choice(ks)
+            push = ["ZADD", tgt]
+            for _ in range(r.randint(1, 3)):
+                push += [str(r.randint(-10, 10)), self.elem()]
+            read = ["ZRANGE", tgt, "0", "-1", "WITHSCORES"]
+        return [(0, ["DEL"] + ks, None, False), (0, [DROP_BLOCKED] + blk, None, False),
+                (0, push, None, False), (0, read, None, False)]
+
+    def behind(self):
+        """A write on the second connection (not waited for), then, once it has
+        run or waits for the disk, a pop or read of the same key on the main
+        one: on redis-rock the second queues behind the first on the key, and
+        must see what it wrote (a write that ran while the other's read of the
+        value was in flight once made it pop another element)."""
+        r = self.r
+        if r.random() < 0.5:
+            k = self.key("l")
+            a = [r.choice(["RPUSH", "LPUSH"]), k] + [self.elem() for _ in range(r.randint(1, 3))]
+            b = r.choice([[r.choice(["LPOP", "RPOP"]), k], ["LRANGE", k, "0", "-1"], ["BLPOP", k, "0.01"]])
+        else:
+            k = self.key("z")
+            a = ["ZADD", k]
+            for _ in range(r.randint(1, 2)):
+                a += [str(r.randint(-100, 100)), self.elem()]
+            b = r.choice([[r.choice(["ZPOPMIN", "ZPOPMAX"]), k], ["ZRANGE", k, "0", "-1", "WITHSCORES"],
+                          [r.choice(["BZPOPMIN", "BZPOPMAX"]), k, "0.01"]])
+        return [(1, a, None, True), (1, [SETTLE], None, False), (0, b, None, False)]
+
     def watch(self):
         """WATCH on the main connection, a command on the second one (which may
         or may not modify the watched key), then MULTI ... EXEC."""
@@ -1227,6 +1270,15 @@ BIG_SIZES = "2000,3000,4000,5000"  # elements of each type's keys (one key per s
 BIG_MAXMEMORY = "2mb"
 FILL_CHUNK = 500            # elements per HSET/SADD/ZADD when (re)creating a collection
 WAIT_BGSAVE = "@wait-bgsave"  # a pseudo step: not sent; waits until both servers' BGSAVE is done
+# A pseudo step: not sent; waits on each server until the nowait command just
+# sent on its connection has been answered or waits (for a disk read, or
+# behind another client on its key: rock_waiting_clients), so that the next
+# step, on the other connection, arrives after it (and on redis-rock queues
+# behind it on the key they share).
+SETTLE = "@settle"
+# A pseudo step: [DROP_BLOCKED, blocking command...] is sent on a connection
+# of its own, which is dropped (an RST) once the server shows it blocked.
+DROP_BLOCKED = "@drop-blocked"
 # selective patterns (a few to ~60 elements: parsing a reply of thousands
 # costs redis-py more than the command costs the servers); the whole-value
 # *SCANs run without MATCH now and then
@@ -1407,6 +1459,30 @@ class BigGen(Gen):
         self.glob = 2
         return [(0, ["BGSAVE"], None, False), (0, [WAIT_BGSAVE], None, False),
                 (0, ["DEBUG", "RELOAD", "NOSAVE"], None, False)]
+
+    def behind(self):
+        """A point write of a big collection on the second connection (not
+        waited for), then, once it has run or waits for its elements, a
+        command that pages the whole collection in, on the main one: on
+        redis-rock it queues behind the write, and its page-in, asked for at
+        once, must not bring back the value from before the write."""
+        r = self.r
+        t = r.choice(BIG_TYPES)
+        k = self.bkey(t)
+        e = self.ename(t, self.eidx(k))
+        if t == "Z":
+            a = ["ZADD", k, self.bscore(), e]
+            b, n = r.choice([([r.choice(["ZPOPMIN", "ZPOPMAX"]), k], None),
+                             ([r.choice(["BZPOPMIN", "BZPOPMAX"]), k, "0.01"], None),
+                             (["ZRANK", k, e], None),
+                             (["ZSCAN", k, "0", "COUNT", "100000", "MATCH", e], "scanpairs")])
+        elif t == "H":
+            a = ["HSET", k, e, self.hval()]
+            b, n = ["HSCAN", k, "0", "COUNT", "100000", "MATCH", e], "scanpairs"
+        else:
+            a = ["SADD", k, e]
+            b, n = ["SSCAN", k, "0", "COUNT", "100000", "MATCH", e], "scan"
+        return [(1, a, None, True), (1, [SETTLE], None, False), (0, b, n, False)]
 
     # --- command families ------------------------------------------------
     def point(self, t, k):
@@ -1682,6 +1758,9 @@ class BigGen(Gen):
         if x < 0.975:
             a, n = self.simple()
             steps = [(0, a, n, False)]
+        elif x < 0.978:
+            steps = self.behind()
+            barrier = True
         elif x < 0.984:
             steps = [(0, ["MULTI"], None, False)]
             norms = []
@@ -1943,6 +2022,48 @@ class Server:
                 raise Crash("%s: BGSAVE still running after %d s" % (self.name, BIG_TIMEOUT))
             time.sleep(0.005)
 
+    def waiting(self):
+        """Clients blocked (on keys) or waiting (for the disk, or behind
+        another client on a key: redis-rock only), from the probe connection."""
+        info = self.cmd(2, "INFO", "everything")
+        if isinstance(info, Exception):
+            return 0
+        f = dict(line.split(":", 1) for line in info.decode().split("\r\n") if ":" in line)
+        return int(f.get("blocked_clients", 0)) + int(f.get("rock_waiting_clients", 0))
+
+    def settle(self, conn):
+        """Until the command just sent on conn is answered or waits."""
+        deadline = time.time() + BIG_TIMEOUT
+        while not self.c[conn].can_read(timeout=0.001):
+            if self.waiting() > 0:
+                return "settled"
+            if time.time() > deadline:
+                raise Crash("%s: a command neither answered nor waited within %d s" % (self.name, BIG_TIMEOUT))
+        return "settled"
+
+    def drop_blocked(self, args):
+        """Send a blocking command on a connection of its own, wait until the
+        server shows it blocked, then drop the connection with an RST."""
+        c = self.connect()
+        try:
+            before = self.waiting()
+            c.send_command(*args)
+            deadline = time.time() + 5
+            while self.waiting() <= before and not c.can_read(timeout=0.001):
+                if time.time() > deadline:
+                    break
+            c._sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        finally:
+            c.disconnect()
+        # Until the server has seen it go (a push right after must not
+        # find it still blocked).
+        deadline = time.time() + BIG_TIMEOUT
+        while self.waiting() > before:
+            if time.time() > deadline:
+                raise Crash("%s: a dropped client still blocked after %d s" % (self.name, BIG_TIMEOUT))
+            time.sleep(0.001)
+        return "dropped"
+
     def restart(self):
         self.stop()
         self.start()
@@ -2071,6 +2192,14 @@ class Runner:
             if a[0] == WAIT_BGSAVE:
                 for k, s in enumerate(self.servers):
                     res[k][j] = s.wait_bgsave(conn)
+                continue
+            if a[0] == SETTLE:
+                for k, s in enumerate(self.servers):
+                    res[k][j] = s.settle(conn)
+                continue
+            if a[0] == DROP_BLOCKED:
+                for k, s in enumerate(self.servers):
+                    res[k][j] = s.drop_blocked(a[1:])
                 continue
             packed = self.servers[0].c[conn].pack_command(*a)
             for s in self.servers:
@@ -2334,6 +2463,12 @@ def render(ops):
             if a[0] == WAIT_BGSAVE:
                 lines.append("# wait until INFO persistence shows rdb_bgsave_in_progress:0")
                 continue
+            if a[0] == SETTLE:
+                lines.append("# wait until the line above is answered or waits (rock_waiting_clients)")
+                continue
+            if a[0] == DROP_BLOCKED:
+                lines.append("#3> " + cli_line(a[1:]) + "    # on a third connection, dropped once it blocks")
+                continue
             line = cli_line(a)
             if conn == 1:
                 line = "#2> " + line
@@ -2357,8 +2492,57 @@ def make_gen(mode, args):
     return Gen(args.seed, args.keys, args.known_bugs)
 
 
+def replica_check(master, replica, log):
+    """The replica of redis-rock (redis-rock too, the same flags) holds what
+    its master holds: once it has applied the whole stream, every key of
+    every database has the same value (DEBUG DIGEST-VALUE) and expiry time
+    on both. A key only on the replica is allowed when its TTL has passed: a
+    DEBUG RELOAD drops such keys on the master and sends no DEL (stock does
+    the same). Returns a list of differences (empty when equal)."""
+    deadline = time.time() + BIG_TIMEOUT
+    while True:
+        mi = master.cmd(2, "INFO", "replication").decode()
+        ri = replica.cmd(0, "INFO", "replication").decode()
+        f = lambda info, k: dict(x.split(":", 1) for x in info.split("\r\n") if ":" in x).get(k)
+        if f(ri, "master_link_status") == "up" and f(ri, "master_sync_in_progress") == "0" and \
+                f(ri, "slave_repl_offset") == f(mi, "master_repl_offset"):
+            break
+        if time.time() > deadline:
+            return ["replica not in sync after %d s: link %s, offsets %s / %s" % (
+                BIG_TIMEOUT, f(ri, "master_link_status"), f(ri, "slave_repl_offset"), f(mi, "master_repl_offset"))]
+        time.sleep(0.05)
+    out = []
+    now = None
+    for db in range(16):
+        for s, c in ((master, 2), (replica, 0)):
+            s.cmd(c, "SELECT", db)
+        ks = [set(master.cmd(2, "KEYS", "*")), set(replica.cmd(0, "KEYS", "*"))]
+        if not ks[0] and not ks[1]:
+            continue
+        now = master.cmd(2, "TIME")
+        now_ms = int(now[0]) * 1000 + int(now[1]) // 1000
+        for k in sorted(ks[0] - ks[1]):
+            out.append("db %d key %s on the master only" % (db, cli_quote(k)))
+        for k in sorted(ks[1] - ks[0]):
+            exp = replica.cmd(0, "PEXPIRETIME", k)
+            if not (isinstance(exp, int) and 0 <= exp <= now_ms):
+                out.append("db %d key %s on the replica only (expiry %s)" % (db, cli_quote(k), exp))
+        for k in sorted(ks[0] & ks[1]):
+            dv = [master.cmd(2, "DEBUG", "DIGEST-VALUE", k), replica.cmd(0, "DEBUG", "DIGEST-VALUE", k)]
+            ex = [master.cmd(2, "PEXPIRETIME", k), replica.cmd(0, "PEXPIRETIME", k)]
+            if dv[0] != dv[1] or ex[0] != ex[1]:
+                vals = [value_of(lambda *a: master.cmd(2, *a), k), value_of(lambda *a: replica.cmd(0, *a), k)]
+                out.append("db %d key %s differs:\n      master:  expiry %s %s\n      replica: expiry %s %s" % (
+                    db, cli_quote(k), ex[0], show(vals[0], 300), ex[1], show(vals[1], 300)))
+        if len(out) > 20:
+            break
+    for s, c in ((master, 2), (replica, 0)):
+        s.cmd(c, "SELECT", 0)
+    return out
+
+
 def run_mode(mode, args, log):
-    ports = free_ports(args.port, args.port_max, 2)
+    ports = free_ports(args.port, args.port_max, 3)
     workdir = args.workdir
     os.makedirs(workdir, exist_ok=True)
     stock = Server("stock", args.stock, ports[0], workdir, [])
@@ -2369,13 +2553,19 @@ def run_mode(mode, args, log):
                   "--rock-split-min-elements", "0",
                   "--maxmemory", maxmemory_of(mode, args), "--maxmemory-policy", "noeviction",
                   "--rock-debug-evict-all", "yes" if MODES[mode][0] else "no"] + args.rock_args.split()
-    rock = Server("rock-" + mode, args.rock, ports[1], workdir, rock_extra)
+    # The smallest replication backlog: it counts against maxmemory (as on
+    # stock), and 1 MB of it would leave the 2 MB no room.
+    rock = Server("rock-" + mode, args.rock, ports[1], workdir, rock_extra + ["--repl-backlog-size", "16kb"])
+    # redis-rock's replica, with the same flags: at the end it must hold what
+    # its master holds (replica_check()).
+    replica = Server("rock-%s-replica" % mode, args.rock, ports[2], workdir,
+                     rock_extra + ["--replicaof", "127.0.0.1", str(ports[1])])
     servers = [stock, rock]
     keep = args.keep
     failed = False
     t0 = time.time()
     try:
-        for s in servers:
+        for s in servers + [replica]:
             s.start()
         runner = Runner(servers, args.batch)
         gen = make_gen(mode, args)
@@ -2406,7 +2596,16 @@ def run_mode(mode, args, log):
         stats = "rock: max cold_keys %d, evictions %s, loads %s, sync_loads %s, reads %s" % (
             maxcold[0], rep.get("evictions"), rep.get("loads"), rep.get("sync_loads"), rep.get("reads"))
         if d is None:
-            log("diff: mode %s: %d commands, 0 divergences, digest equal (%.1f s; %s)" %
+            rdiff = replica_check(rock, replica, log)
+            if rdiff:
+                failed = True
+                keep = True
+                log("diff: mode %s: DIVERGENCE: the replica differs from its master after %d commands:" %
+                    (mode, runner.commands))
+                for line in rdiff[:20]:
+                    log("  " + line)
+                return False
+            log("diff: mode %s: %d commands, 0 divergences, digest equal, replica equal (%.1f s; %s)" %
                 (mode, runner.commands, elapsed, stats))
             if maxcold[0] == 0:
                 log("diff: mode %s: WARNING: no value was ever cold; maxmemory %s is not tiny enough" %
@@ -2417,10 +2616,10 @@ def run_mode(mode, args, log):
         report_divergence(mode, args, d, recorded[:nops], runner, servers, log, stats)
         return False
     finally:
-        for s in servers:
+        for s in servers + [replica]:
             s.stop(keep=keep and failed)
         if failed:
-            log("diff: server folders kept: %s" % ", ".join(s.dir or "?" for s in servers))
+            log("diff: server folders kept: %s" % ", ".join(s.dir or "?" for s in servers + [replica]))
 
 
 def report(rock):

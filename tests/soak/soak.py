@@ -11,7 +11,11 @@ threads with a seeded random mix (about 20% writes; uniform and skewed key
 choice): strings, integers, lists, hashes, sets, sorted sets and streams of
 200 bytes to 64 KB, big collections of --big-fields elements (20,000), TTLs
 that expire during the run, pipelines, MULTI/EXEC, Lua scripts, blocking
-pops served by pushes.
+pops served by pushes. Besides, --contenders clients (3) share a few
+lists and sorted sets as upstream's block-repl does (pushes, adds and
+blocking pops racing on the same keys, three of the sorted sets kept on
+disk element by element, connections dropped while blocked); those keys
+have no model: the replica's digest checks them.
 
 The big collections are worker 0's: a list (1% of its commands: LINDEX,
 LSET; it pages in whole), and a hash, a set and a sorted set (2% each)
@@ -1228,6 +1232,7 @@ class Soak:
             self.populating = False
             log("dataset loaded in %.1f s" % (time.time() - t))
             threads = [threading.Thread(target=w.run, daemon=True) for w in self.workers]
+            threads += [threading.Thread(target=Contender(self, i).run, daemon=True) for i in range(a.contenders)]
             for th in threads:
                 th.start()
             start = time.time()
@@ -1349,6 +1354,9 @@ class Soak:
             "unexpected %d; uncertain keys resolved %d" % (
                 c.get("oom_allowed", 0), c.get("unexpected_errors", 0), c.get("conn_errors_expected", 0),
                 c.get("conn_errors_unexpected", 0), c.get("uncertain_resolved", 0)))
+        log("contention: %d contenders, %d operations on shared keys, %d connections dropped while blocked, "
+            "%d refills of the big sorted sets" % (self.a.contenders, c.get("contend_ops", 0),
+                                                    c.get("contend_dropped", 0), c.get("contend_fills", 0)))
         log("wrong values %d; keys verified %d in %d passes; replica checks %d" % (
             c.get("wrong_values", 0), c.get("keys_verified", 0), c.get("verify_passes", 0),
             c.get("replica_checks", 0)))
@@ -1392,6 +1400,27 @@ def short(x, n=120):
 
 
 # ---------------------------------------------------------------- workers
+
+def ensure_connected(client, aux):
+    """(Re)connect a load client (client.conn, and client.aux with `aux`) to
+    the master when an error asked for it or the master has restarted since.
+    False when the master does not answer yet: the caller tries again."""
+    s = client.s
+    if not client.reconnect_later and client.gen == s.master_gen:
+        return True
+    s.master_up.wait()
+    client.gen = s.master_gen
+    try:
+        client.conn = connect(client.a.port)
+        if aux:
+            client.aux = connect(client.a.port)
+        client.conn.execute_command("PING")
+    except (RConnError, RTimeoutError, OSError, ResponseError):
+        time.sleep(0.2)
+        return False
+    client.reconnect_later = False
+    return True
+
 
 class Worker:
     def __init__(self, soak, wid):
@@ -2033,17 +2062,8 @@ class Worker:
         s = self.s
         self.reconnect_later = True
         while not s.stop.is_set():
-            if self.reconnect_later or self.gen != s.master_gen:
-                s.master_up.wait()
-                self.gen = s.master_gen
-                try:
-                    self.conn = connect(self.a.port)
-                    self.aux = connect(self.a.port)
-                    self.conn.execute_command("PING")
-                except (RConnError, RTimeoutError, OSError, ResponseError):
-                    time.sleep(0.2)
-                    continue
-                self.reconnect_later = False
+            if not ensure_connected(self, aux=True):
+                continue
             s.enter()
             try:
                 if self.uncertain:
@@ -2067,6 +2087,142 @@ class Worker:
                 self.on_conn_error(e, [])
             except Exception as e:
                 s.fail("worker", "worker %d: %s\n%s" % (self.id, e, traceback.format_exc()))
+                self.reconnect_later = True
+            finally:
+                s.leave()
+
+
+class Contender:
+    """Shared keys under contention, as upstream's block-repl drives them:
+    every contender works on the same few lists and sorted sets (c:l:N,
+    c:z:N), pushing and adding, and popping with BLPOP, BZPOPMIN and
+    BZPOPMAX of 1 s, so that pops block, are served by other contenders'
+    pushes, and meet values on their way back from disk; and on three
+    sorted sets kept past rock-split-min-elements (c:Z:N, skiplists with
+    long members), which live on disk element by element: ZADD there is a
+    point write while a pop queued behind it pages the whole set in (the
+    race that made a master and its replica diverge). Now and then a
+    contender opens a connection, blocks in a pop, and drops the connection
+    (an RST) while it is blocked. No model: what these keys hold depends on
+    the interleaving; the replica's DEBUG DIGEST, compared with the
+    master's after each resync and at the end, is what checks them (a pop
+    the master served on another value than the one its stream leads the
+    replica to would show there)."""
+
+    LISTS, ZSETS, BIG, BIG_FILL = 10, 10, 3, 600
+
+    def __init__(self, soak, cid):
+        self.s = soak
+        self.id = cid
+        self.a = soak.a
+        self.rng = random.Random(soak.a.seed * 7919 + cid)
+        self.conn = None
+        self.gen = 0
+        self.reconnect_later = True
+
+    def value(self):
+        r = self.rng.random()
+        if r < 0.4:
+            return str(self.rng.randint(-10**12, 10**12)).encode()
+        if r < 0.7:
+            return self.rng.randbytes(self.rng.randint(0, 20))
+        return self.rng.randbytes(self.rng.randint(65, 200))   # a skiplist's member
+
+    def fill_big(self, key):
+        """Keep a big sorted set past the split threshold (a FLUSHDB fault
+        empties it)."""
+        if self.conn.execute_command("ZCARD", key) >= 512:
+            return
+        args = []
+        for _ in range(self.BIG_FILL):
+            args += [self.rng.randint(0, 10**6), b"fill:" + self.rng.randbytes(80)]
+        self.conn.execute_command("ZADD", key, *args)
+        self.s.count("contend_fills")
+
+    def one(self):
+        r = self.rng
+        c = self.conn
+        kind = r.random()
+        if kind < 0.35:
+            k = b"c:l:%d" % r.randrange(self.LISTS)
+            k2 = b"c:l:%d" % r.randrange(self.LISTS)
+            x = r.randrange(4)
+            if x == 0:
+                c.execute_command("RPUSH", k, self.value())
+            elif x == 1:
+                c.execute_command("LPUSH", k, self.value())
+            elif x == 2:
+                self.check_pop(c.execute_command("BLPOP", k, 1), 2)
+            else:
+                self.check_pop(c.execute_command("BLPOP", k, k2, 1), 2)
+        elif kind < 0.70:
+            k = b"c:z:%d" % r.randrange(self.ZSETS)
+            x = r.randrange(4)
+            if x == 0:
+                c.execute_command("ZADD", k, r.randrange(10000), self.value())
+            elif x == 1:
+                c.execute_command("ZADD", k, r.randrange(10000), self.value(), r.randrange(10000), self.value())
+            else:
+                self.check_pop(c.execute_command("BZPOPMIN" if x == 2 else "BZPOPMAX", k, 1), 3)
+        elif kind < 0.98:
+            k = b"c:Z:%d" % r.randrange(self.BIG)
+            if r.random() < 0.02:
+                self.fill_big(k)
+            x = r.randrange(4)
+            if x < 2:
+                c.execute_command("ZADD", k, r.randint(-10**6, 2 * 10**6), self.value())
+            else:
+                self.check_pop(c.execute_command("BZPOPMIN" if x == 2 else "BZPOPMAX", k, 1), 3)
+        else:
+            self.dropped_while_blocked()
+        self.s.count("contend_ops")
+
+    def check_pop(self, rep, n):
+        if rep is not None and (not isinstance(rep, list) or len(rep) != n):
+            self.s.fail("contention", "contender %d: a pop replied %s" % (self.id, short(rep)))
+
+    def dropped_while_blocked(self):
+        """A pop that blocks (on a key no one pushes to, or a shared one),
+        then the connection goes with an RST while it waits."""
+        r = self.rng
+        if r.random() < 0.5:
+            cmd = [b"BLPOP", b"c:l:%d" % r.randrange(self.LISTS), b"c:l:%d" % r.randrange(self.LISTS), b"5"]
+        else:
+            cmd = [r.choice([b"BZPOPMIN", b"BZPOPMAX"]), b"c:z:%d" % r.randrange(self.ZSETS), b"5"]
+        sock = socket.create_connection(("127.0.0.1", self.a.port), timeout=10)
+        try:
+            sock.sendall(b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(x), x) for x in cmd))
+            # Blocked, served, or still waiting for a value from disk:
+            # whichever it is when the connection drops.
+            time.sleep(r.uniform(0, 0.05))
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        finally:
+            sock.close()
+        self.s.count("contend_dropped")
+
+    def run(self):
+        s = self.s
+        while not s.stop.is_set():
+            if not ensure_connected(self, aux=False):
+                continue
+            s.enter()
+            try:
+                self.one()
+            except ResponseError as e:
+                if isinstance(e, OutOfMemoryError) and time.time() < s.oom_allowed_until:
+                    s.count("oom_allowed")
+                else:
+                    s.count("unexpected_errors")
+                    s.fail("contention", "contender %d: %s" % (self.id, e))
+            except (RConnError, RTimeoutError, OSError) as e:
+                if s.master_down_expected or s.master_gen != self.gen:
+                    s.count("conn_errors_expected")
+                else:
+                    s.count("conn_errors_unexpected")
+                    s.fail("connection", "contender %d: %s" % (self.id, e))
+                self.reconnect_later = True
+            except Exception as e:
+                s.fail("contention", "contender %d: %s\n%s" % (self.id, e, traceback.format_exc()))
                 self.reconnect_later = True
             finally:
                 s.leave()
@@ -2115,6 +2271,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--port", type=int, default=31100, help="master's port (replica: +1)")
     ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--contenders", type=int, default=3,
+                    help="clients on shared keys with blocking pops (no model; the replica's digest checks them)")
     ap.add_argument("--keys", type=int, default=3000, help="keys per family per client")
     ap.add_argument("--big-fields", type=int, default=20000, help="elements of each big collection")
     ap.add_argument("--maxmemory", type=int, default=0, help="base maxmemory, MB (default: a tenth of the data)")
