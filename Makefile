@@ -11,7 +11,7 @@
 #   make metric-smoke     tiny mode1/mode2 runs against stock and redis-rock
 #   make bench            every benchmark against stock 7.0.15 (bench/), then
 #                         build/bench/results/summary.md (hours: see bench/README.md)
-#   make bench-fio bench-1 .. bench-10  one benchmark (results in build/bench/results/)
+#   make bench-fio bench-1 .. bench-11  one benchmark (results in build/bench/results/)
 #   make bench-plots      gnuplot PNGs from bench 2's results
 #   make bench-smoke      every benchmark in smoke mode; ends with "bench: N passed, N failed"
 #   make install PREFIX=  install like upstream (default /usr/local)
@@ -32,7 +32,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 BINS := redis-server redis-cli redis-benchmark redis-check-rdb redis-check-aof redis-sentinel
 
-.PHONY: test-soak all build run test test-bulk test-evict-all test-diff test-diff-long stock metric metric-smoke bench bench-deps bench-fio bench-1 bench-2 bench-3 bench-4 bench-5 bench-6 bench-7 bench-8 bench-9 bench-10 bench-plots bench-smoke install check-patches check-layers refresh-patches clean clean-tree deps fetch tree
+.PHONY: test-soak all build run test test-bulk test-evict-all test-diff test-diff-long stock metric metric-smoke bench bench-deps bench-fio bench-1 bench-2 bench-3 bench-4 bench-5 bench-6 bench-7 bench-8 bench-9 bench-10 bench-11 bench-plots bench-smoke install check-patches check-layers refresh-patches clean clean-tree deps fetch tree
 
 all: build
 
@@ -157,6 +157,9 @@ bench-9: build stock
 
 bench-10: build stock
 	@bench/10-sizing.sh
+
+bench-11: build stock
+	@bench/11-restart.sh
 
 bench-plots: bench-deps
 	@bench/plots.sh

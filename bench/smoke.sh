@@ -37,7 +37,7 @@ check_csv() {   # name
           exit bad }' "$csv"
 }
 
-for s in fio 1-benchmark 2-mode1 3-mode2 4-phases 5-bulk 6-compression 7-coldget 8-coldwrite 9-bigcoll 10-sizing; do
+for s in fio 1-benchmark 2-mode1 3-mode2 4-phases 5-bulk 6-compression 7-coldget 8-coldwrite 9-bigcoll 10-sizing 11-restart; do
     t1=$(date +%s)
     log=$BENCH_DIR/$s.smoke.log
     mkdir -p "$BENCH_DIR"

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# bench/11-restart.sh -- what a restart costs: stock's SAVE and load of an
+# RDB against redis-rock's start from the same RDB (most values going to
+# disk), its clean stop (SHUTDOWN SAVE) and its next start, in one run.
+#
+#   B11_CASES="1000000:1000:100mb 4000000:1000:400mb 1000000:4000:100mb"
+#       (keys:value bytes:redis-rock's maxmemory; QUICK=1: 20000:1000:4mb)
+#
+# Per case: stock loads N random incompressible values (gen.py, redis-cli
+# --pipe, not timed) and SAVEs (timed: the SAVE command); then a fresh stock
+# process loads that dump.rdb (timed: process start to INFO loading:0).
+# redis-rock (maxmemory-policy noeviction) starts on a copy of the same file
+# (full load, timed the same way, RSS sampled every 100 ms), then stops with
+# SHUTDOWN SAVE (timed: the command to the process's exit; bytes written by
+# the stop: the process's write_bytes at exit less its /proc/PID/io
+# write_bytes before the command) and starts again on what the stop left.
+# DEBUG DIGEST after every load must equal stock's. Processes run in the
+# foreground under bench/procwatch.py (RSS peak, write_bytes at exit).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+cases=${B11_CASES:-$([ "$QUICK" = 1 ] && echo "20000:1000:4mb" || echo "1000000:1000:100mb 4000000:1000:400mb 1000000:4000:100mb")}
+port=${PORT_BASE:-31210}
+gen=$BENCH_TOP/bench/gen.py
+watch=$BENCH_TOP/bench/procwatch.py
+
+bench_init 11-restart "a restart: stock SAVE and load against redis-rock's load, clean stop and next start"
+files=$BENCH_DIR/11-files
+trap 'rm -rf "$files"; bench_cleanup' EXIT
+csv_header server step keys value_bytes maxmemory seconds ratio written_mb rss_max_mb cold_pct digest errors
+
+# watched_start KIND DIR ARGS...: the server in the foreground under
+# procwatch.py (in the background of this script); returns once it answers
+# (possibly -LOADING). Sets START_T0.
+watched_start() {
+    local kind=$1 dir=$2; shift 2
+    local bin=$STOCK_BIN_DIR/redis-server
+    [ "$kind" = rock ] && { bin=$REDIS_BIN_DIR/redis-server; set -- --rock-enabled yes "$@" ${ROCK_SERVER_ARGS:-}; }
+    server_stop "$port"
+    rm -f "$dir/watch" "$dir/watch.rss"
+    START_T0=$(now)
+    python3 "$watch" "$dir/watch" -- "$bin" --port "$port" --bind 127.0.0.1 --dir "$dir" --save '' \
+        --appendonly no --daemonize no --enable-debug-command yes --logfile "$dir/server.log" "$@" &
+    BENCH_PORTS+=("$port")
+    BENCH_SERVER_DIR[$port]=$dir
+    local i
+    for i in $(seq 3000); do
+        cli "$port" ping >/dev/null 2>&1 && return 0
+        [ -f "$dir/watch" ] && { tail -20 "$dir/server.log" >&2; die "$kind server exited at start"; }
+        sleep 0.02
+    done
+    die "$kind server did not answer on port $port"
+}
+
+# Seconds from START_T0 until INFO persistence says loading:0.
+wait_loaded() {
+    local i
+    for i in $(seq 360000); do
+        [ "$(info_fig "$port" persistence loading)" = 0 ] && { calc "$(now) - $START_T0" %.2f; return 0; }
+        sleep 0.01
+    done
+    die "still loading after an hour"
+}
+
+rss_peak_mb() { calc "$(cat "$1/watch.rss" 2>/dev/null || echo 0) / 1024" %.0f; }
+proc_write_bytes() { awk '/^write_bytes:/{print $2}' "/proc/$1/io"; }
+server_pid() { info_fig "$port" server process_id; }
+
+# SHUTDOWN SAVE: "seconds bytes" (bytes written from the command to the exit).
+timed_stop() {
+    local dir=$1 pid before t0 i
+    pid=$(server_pid)
+    before=$(proc_write_bytes "$pid")
+    t0=$(now)
+    cli "$port" shutdown save >/dev/null 2>&1 || true
+    for i in $(seq 720000); do [ -f "$dir/watch" ] && break; sleep 0.005; done
+    local secs; secs=$(calc "$(now) - $t0" %.2f)
+    read -r status total < "$dir/watch"
+    [ "$status" = 0 ] || log "the server exited with status $status"
+    echo "$secs $((total - before))"
+}
+
+cold_pct() { local c; c=$(rock_fig "$port" cold_percent); echo "${c:-NA}"; }
+
+for c in $cases; do
+    IFS=: read -r keys vsize mm <<< "$c"
+    rm -rf "$files" && mkdir -p "$files"
+    python3 "$gen" set "$keys" --value-size "$vsize" --data random --seed 11 > "$files/load.resp"
+
+    # stock: load, SAVE, then a fresh process loads the file
+    sdir=$BENCH_DIR/11-stock
+    rm -rf "$sdir" && mkdir -p "$sdir"
+    watched_start stock "$sdir"
+    read -r secs err reps < <(pipe_run "$port" < "$files/load.resp")
+    [ "$reps" = "$keys" ] || die "stock: $reps replies to $keys SETs"
+    t0=$(now); cli "$port" save >/dev/null; save_s=$(calc "$(now) - $t0" %.2f)
+    digest=$(cli "$port" debug digest 2>/dev/null || echo NA)
+    rdb_mb=$(calc "$(stat -c %s "$sdir/dump.rdb") / 1048576" %.0f)
+    csv_row stock save "$keys" "$vsize" - "$save_s" 1.00 "$rdb_mb" "$(rss_peak_mb "$sdir")" - - 0
+    cli "$port" shutdown nosave >/dev/null 2>&1 || true
+    for i in $(seq 600); do [ -f "$sdir/watch" ] && break; sleep 0.05; done
+    watched_start stock "$sdir"
+    load_s=$(wait_loaded)
+    d=$(cli "$port" debug digest 2>/dev/null)
+    csv_row stock load "$keys" "$vsize" - "$load_s" 1.00 - "$(rss_peak_mb "$sdir")" - "$([ "$d" = "$digest" ] && echo equal || echo DIFFERS)" 0
+    cp "$sdir/dump.rdb" "$files/stock.rdb"
+    server_stop "$port"
+
+    # redis-rock: the same file, then its own clean stop and next start
+    rdir=$BENCH_DIR/11-rock
+    rm -rf "$rdir" && mkdir -p "$rdir"
+    cp "$files/stock.rdb" "$rdir/dump.rdb"
+    rargs=(--maxmemory "$mm" --maxmemory-policy noeviction --rock-dir "$rdir/rock")
+    watched_start rock "$rdir" "${rargs[@]}"
+    rock_s=$(wait_loaded)
+    d=$(cli "$port" debug digest 2>/dev/null)
+    ok=$([ "$d" = "$digest" ] && echo equal || echo DIFFERS)
+    csv_row rock load "$keys" "$vsize" "$mm" "$rock_s" "$(ratio "$rock_s" "$load_s")" - "$(rss_peak_mb "$rdir")" "$(cold_pct)" "$ok" "$([ "$ok" = equal ] && echo 0 || echo 1)"
+    rock_wait_idle "$port" 600
+    read -r stop_s stop_b < <(timed_stop "$rdir")
+    csv_row rock "stop (SHUTDOWN SAVE)" "$keys" "$vsize" "$mm" "$stop_s" "$(ratio "$stop_s" "$save_s")" "$(calc "$stop_b / 1048576" %.0f)" - - - 0
+    watched_start rock "$rdir" "${rargs[@]}"
+    again_s=$(wait_loaded)
+    d=$(cli "$port" debug digest 2>/dev/null)
+    ok=$([ "$d" = "$digest" ] && echo equal || echo DIFFERS)
+    csv_row rock "start after the stop" "$keys" "$vsize" "$mm" "$again_s" "$(ratio "$again_s" "$load_s")" - "$(rss_peak_mb "$rdir")" "$(cold_pct)" "$ok" "$([ "$ok" = equal ] && echo 0 || echo 1)"
+    server_stop "$port"
+    rm -rf "$rdir/rock" "$sdir/dump.rdb" "$rdir/dump.rdb"
+done
+
+md_write "Cases (keys x value bytes, redis-rock's \`maxmemory\`): ${cases}. Values: random letters and digits (\`bench/gen.py set --data random\`), keys \`k:\` + a zero-padded index, loaded into stock with \`redis-cli --pipe\` (not timed). Stock: \`SAVE\` (wall time of the command; written_mb = the RDB's size), then a fresh process on that \`dump.rdb\` (load: process start to \`INFO persistence\` \`loading:0\`). redis-rock (\`rock-enabled yes\`, \`maxmemory-policy noeviction\`, defaults otherwise) on a copy of the same file: load timed the same way; after the writer and compactions are idle, \`SHUTDOWN SAVE\` (wall time from the command to the process's exit; written_mb = bytes the process caused to be written from the command to its exit: its \`wait4()\` ru_oublock x 512 at exit less \`/proc/PID/io\` write_bytes before the command); then a start on what the stop left. ratio: to stock's load (loads and starts) or to stock's \`SAVE\` (the stop). rss_max_mb: the process's peak RSS sampled every 100 ms (\`bench/procwatch.py\`) from its start to the row's end. digest: \`DEBUG DIGEST\` against stock's after its \`SAVE\`. Servers run in the foreground under procwatch.py, \`--save ''\`, \`--appendonly no\`."
