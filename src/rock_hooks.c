@@ -406,7 +406,30 @@ typedef struct rockCallFrame {
     client *prev;
     robj **keys;
     int nkeys;
+    robj *sorted;   /* SORT_RO's key, a listpack sorted set before it ran */
 } rockCallFrame;
+
+/* SORT_RO converts the listpack sorted set it sorts to a skiplist in place,
+ * as stock does (sort.c), though it is a read: a hot-clean copy dropped
+ * after it would bring the listpack back at the next page-in, and OBJECT
+ * ENCODING would differ from stock's. Returns the key (a reference) when
+ * the command may convert its value; rockCallLeave() then looks. (SORT is
+ * a write: every key it names counts as modified already.) */
+static robj *rockSortMayConvert(client *c) {
+    if (c->cmd->proc != sortroCommand || c->argc < 2 || !sdsEncodedObject(c->argv[1])) return NULL;
+    robj *val = dictFetchValue(c->db->dict, c->argv[1]->ptr);
+    if (val == NULL || rockIsCold(val) || val->type != OBJ_ZSET || val->encoding != OBJ_ENCODING_LISTPACK)
+        return NULL;
+    incrRefCount(c->argv[1]);
+    return c->argv[1];
+}
+
+static void rockSortConverted(client *c, robj *key) {
+    robj *val = dictFetchValue(c->db->dict, key->ptr);
+    if (val && !rockIsCold(val) && val->type == OBJ_ZSET && val->encoding == OBJ_ENCODING_SKIPLIST)
+        rockKeyModified(c->db, key);
+    decrRefCount(key);
+}
 
 static rockCallFrame *rock_frames;
 static int rock_frames_depth, rock_frames_cap;
@@ -429,7 +452,9 @@ client *rockCallEnter(client *c) {
     f->prev = prev;
     f->keys = NULL;
     f->nkeys = 0;
+    f->sorted = NULL;
     if (!rock_store.db) return prev;
+    f->sorted = rockSortMayConvert(c);
     /* A point read of a cold collection: its elements stand in for it. */
     if (rock_frames_depth == 1 && c->rock) rockPointEnter(c);
     if (rock_frames_depth == 1 && (c->cmd->proc == renameCommand || c->cmd->proc == renamenxCommand))
@@ -472,6 +497,7 @@ void rockCallLeave(client *c, client *prev, long long dirty_before) {
         redisCommandProc *p = c->cmd->proc;
         if (p == debugCommand || p == moveCommand || p == copyCommand) rockEvictSweepAll();
     }
+    if (f.sorted) rockSortConverted(c, f.sorted);
     int touch = c->cmd->proc == touchCommand;
     for (int j = 0; j < f.nkeys; j++) {
         if (modified) rockKeyModified(c->db, f.keys[j]);

@@ -211,6 +211,28 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set set-max-intset-entries 512
     }
 
+    test {SORT_RO's conversion of a listpack sorted set to a skiplist survives a round trip through disk} {
+        # Stock's SORT and SORT_RO convert the sorted set they sort in place
+        # (sort.c). SORT_RO is a read: the copy paged in for it was dropped
+        # as clean afterwards, and the listpack came back (found by the
+        # differential test: OBJECT ENCODING listpack, stock skiplist).
+        r flushall
+        r zadd z 1 a 2 b 3 c
+        r rock evict z
+        assert_equal {a b c} [r sort_ro z by nokey]
+        assert_equal skiplist [r object encoding z]
+        r rock evict z
+        assert_equal cold [r rock status z]
+        assert_equal skiplist [r object encoding z]
+        assert_equal {a 1 b 2 c 3} [r zrange z 0 -1 withscores]
+        # Already a skiplist: nothing to write again.
+        r rock evict z
+        set writes [dict get [r rock report] writes]
+        r sort_ro z by nokey
+        r rock evict z
+        assert_equal $writes [dict get [r rock report] writes]
+    }
+
     test {A value's idle time and LFU counter survive a round trip through disk} {
         r flushall
         r config set maxmemory-policy allkeys-lru
