@@ -24,6 +24,18 @@ proc rock_big {type k n} {
     }
 }
 
+# A fresh cold `k` (and `k:ref`) of 600 elements, reads held 300 ms and
+# the writer 1500 ms: two commands' reads are in flight at once, and a write
+# stays uncommitted while the other's read lands.
+proc rock_big_held {type} {
+    r flushall
+    rock_big $type k 600
+    r rock evict k
+    rock_wait_committed
+    r config set rock-debug-read-delay 300
+    r config set rock-debug-write-delay 1500
+}
+
 # Each command of `cmds` (`%k` the key) answers on k as on k:ref (unordered
 # replies sorted); with `evict`, k is pushed back to disk before each.
 proc rock_compare_whole {cmds evict} {
@@ -303,12 +315,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
         # Both reads are in flight at once; the write runs first (it came
         # first) and stays uncommitted (the writer is held), so the element
         # the read fetched from disk is stale by the time it runs.
-        r flushall
-        rock_big hash k 600
-        r rock evict k
-        rock_wait_committed
-        r config set rock-debug-read-delay 300
-        r config set rock-debug-write-delay 1500
+        rock_big_held hash
         set rw [redis_deferring_client]
         set rr [redis_deferring_client]
         $rw hset k f1 written
@@ -343,14 +350,8 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
             # The element read is back first and the ZADD runs as a point
             # write, uncommitted (the writer is held), while the page-in is
             # still in flight: the value it brings back lacks the new member
-            # and must not be used. (On the replica of block-repl this was a
-            # pop of a different member than the master's.)
-            r flushall
-            rock_big zset k 600
-            r rock evict k
-            rock_wait_committed
-            r config set rock-debug-read-delay 300
-            r config set rock-debug-write-delay 1500
+            # and must not be used.
+            rock_big_held zset
             set rw [redis_deferring_client]
             set rp [redis_deferring_client]
             $rw zadd k 10000 top
@@ -668,9 +669,8 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0 ro
     foreach state {cold hot} {
         test "Split: an overwritten $state collection leaves no record a fork's stream trips on" {
             # The overwrite deletes the old copy's elements; its metadata
-            # record must go with them. Left behind (until the key's next
-            # eviction), the fork's stream found a metadata record without
-            # its elements and failed every BGSAVE and full sync meanwhile.
+            # record must go with them: a fork's stream walks every record,
+            # and one without its elements fails the BGSAVE.
             r flushall
             rock_big hash h 600
             r set other [string repeat x 300]

@@ -213,9 +213,8 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
 
     test {SORT_RO's conversion of a listpack sorted set to a skiplist survives a round trip through disk} {
         # Stock's SORT and SORT_RO convert the sorted set they sort in place
-        # (sort.c). SORT_RO is a read: the copy paged in for it was dropped
-        # as clean afterwards, and the listpack came back (found by the
-        # differential test: OBJECT ENCODING listpack, stock skiplist).
+        # (sort.c). SORT_RO is a read: the value must still count as
+        # modified, or a clean drop would bring the listpack back.
         r flushall
         r zadd z 1 a 2 b 3 c
         r rock evict z
