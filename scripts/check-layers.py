@@ -31,6 +31,7 @@ LAYERS = {
     # 1. storage: configuration values, the RocksDB handle and options, the
     #    record format, split collections' records, the merge operator.
     "rock_conf": 1,
+    "rock_files": 1,
     "rock_store": 1,
     "rock_split": 1,
     # 2. threads: the hand-off they share, the writer, the reader pool, the
@@ -53,9 +54,11 @@ LAYERS = {
     "rock_read": 3,
     "rock_sizing": 3,
     "rock_hooks": 3,
+    "rock_snapshot": 3,
     # 4. top: lifecycle and config hooks, commands, ROCK REPORT / INFO rock.
     "rock": 4,
     "rock_report": 4,
+    "rock_warm": 4,
 }
 
 NAMES = {1: "storage", 2: "threads", 3: "keyspace", 4: "top"}

@@ -33,90 +33,6 @@ static char *rock_abs_dir;    /* rock-dir resolved at startup */
 static char *rock_db_path;    /* rock_abs_dir/rocksdb */
 
 /* ---------------------------------------------------------------------------
- * Helpers
- * ------------------------------------------------------------------------ */
-
-static void rockFatal(const char *fmt, ...) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    serverLog(LL_WARNING, "Fatal: rock: %s", msg);
-    exit(1);
-}
-
-/* Create `path` and its missing parents, like `mkdir -p`. */
-static int rockMkdirs(const char *path) {
-    char *p = zstrdup(path);
-    int ret = 0;
-    for (char *s = p + 1; ; s++) {
-        if (*s == '/' || *s == '\0') {
-            char saved = *s;
-            *s = '\0';
-            if (mkdir(p, 0755) == -1 && errno != EEXIST) {
-                ret = -1;
-                break;
-            }
-            *s = saved;
-            if (saved == '\0') break;
-        }
-    }
-    zfree(p);
-    return ret;
-}
-
-static int rockRemoveEntry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
-    UNUSED(sb);
-    UNUSED(ftw);
-    int ret = (type == FTW_DP) ? rmdir(path) : unlink(path);
-    if (ret == -1 && errno != ENOENT) return -1;
-    return 0;
-}
-
-/* Remove `path` recursively. Returns 0 on success (or if it did not exist). */
-static int rockRemoveTree(const char *path) {
-    if (access(path, F_OK) == -1 && errno == ENOENT) return 0;
-    return nftw(path, rockRemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Remove everything inside the directory `path` but the entry named `keep`.
- * Returns -1 (errno set) on the first failure. */
-static int rockEmptyDirExcept(const char *path, const char *keep) {
-    DIR *d = opendir(path);
-    if (!d) return -1;
-    struct dirent *de;
-    int ret = 0;
-    while (ret == 0 && (errno = 0, de = readdir(d)) != NULL) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, keep)) continue;
-        sds entry = sdscatfmt(sdsempty(), "%s/%s", path, de->d_name);
-        ret = rockRemoveTree(entry);
-        sdsfree(entry);
-    }
-    if (ret == 0 && errno != 0) ret = -1; /* readdir failed */
-    int saved = errno;
-    closedir(d);
-    errno = saved;
-    return ret;
-}
-
-/* True if `path` is a directory with no entries. */
-static int rockDirIsEmpty(const char *path) {
-    DIR *d = opendir(path);
-    if (!d) return 0;
-    struct dirent *de;
-    int empty = 1;
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-            empty = 0;
-            break;
-        }
-    }
-    closedir(d);
-    return empty;
-}
-
-/* ---------------------------------------------------------------------------
  * rock-dir preparation
  * ------------------------------------------------------------------------ */
 
@@ -173,6 +89,7 @@ static void rockPrepareDir(void) {
     sdsfree(pid);
     sdsfree(lockpath);
     rock_lock_fd = fd;
+    rockWarmChoose(dir);
 
     /* Wipe the previous RocksDB folder, but only if it is ours: a folder
      * named like ours that holds someone else's files is left alone. */
@@ -192,6 +109,7 @@ static void rockPrepareDir(void) {
         rockFatal("rock-dir '%s' is not writable: can't create %s: %s", dir, marker, strerror(errno));
     close(mfd);
     sdsfree(marker);
+    rockWarmPopulate(dbpath);
     rock_db_path = zstrdup(dbpath);
     sdsfree(dbpath);
 }
@@ -303,7 +221,10 @@ void rockStartup(void) {
     rock.started.io_threads = rock.io_threads;
     rock.started.direct_io = rock.direct_io;
     rock.started.dir = zstrdup(rock.dir);
-    if (!rock.enabled) return;
+    if (!rock.enabled) {
+        rockWarmCheckDisabled();
+        return;
+    }
 #ifdef __GLIBC__
     /* RocksDB allocates with the C library's malloc (Redis uses jemalloc).
      * glibc gives each thread that allocates an arena of its own, up to 8
@@ -348,7 +269,7 @@ void rockStartup(void) {
     }
     rockPrepareDir();
     char *err = NULL;
-    if (rockStoreOpen(rock_abs_dir, rock_db_path, &err) == C_ERR) {
+    if (rockStoreOpen(rock_abs_dir, rock_db_path, rockWarmStarting(), &err) == C_ERR) {
         rockFatal("can't open RocksDB in '%s': %s%s", rock_db_path, err,
                   rock.direct_io ? " (rock-direct-io needs a filesystem with O_DIRECT support)" : "");
     }
@@ -359,6 +280,7 @@ void rockStartup(void) {
     rockSizingConfigure();
     rockReadStart();
     rockWriteStart(rock_abs_dir, rockCron, rockWritesCommitted);
+    rockWarmOpened();
     rockCompactStart();
     serverLog(LL_NOTICE, "rock: RocksDB opened in %s (block cache %llu bytes, compression %s, direct io %s)",
               rock_db_path, (unsigned long long)rockStoreCacheSize(),

@@ -123,6 +123,8 @@ typedef struct rockStats {
     long long value_hits_ram;  /* value accesses served from RAM ... */
     long long value_hits_disk; /* ...and from disk (rock_hooks.c, rockValueAccessed()) */
     long long fork_waits;      /* background forks held for defrag (rockForkWait()) */
+    long long warm_reused;     /* cold values a warm start took from its checkpoint */
+    long long warm_dropped;    /* ...whose records it deleted (keys expired while down) */
 } rockStats;
 
 /* Block-cache hits and block reads of the reader threads' RocksDB reads, by
@@ -159,6 +161,7 @@ struct rockConfig {
     long long sizing_memory;         /* rock-sizing-memory (0: ROCK SIZING off) */
     long long sizing_sample_every;   /* rock-sizing-sample-every */
     int defrag;                      /* rock-defrag */
+    int warm_restart;                /* rock-warm-restart */
 
     /* Start-up-only options as they were when the server started. */
     struct {
@@ -228,6 +231,15 @@ struct rockKeyspace {
 extern struct rockKeyspace rock_ks;
 extern configEnum rock_compression_enum[];
 const char *rockCompressionConfigName(int mode);
+
+/* rock_files.c: files and folders of rock-dir. */
+void rockFatal(const char *fmt, ...);
+int rockMkdirs(const char *path);
+int rockRemoveTree(const char *path);
+int rockEmptyDirExcept(const char *path, const char *keep);
+int rockDirIsEmpty(const char *path);
+int rockFsyncPath(const char *path, int dir);
+int rockCopyFile(const char *src, const char *dst);
 
 /* rock.c: lifecycle and configuration. */
 void rockBeforeSleep(void);
@@ -307,7 +319,7 @@ static inline void rockCleanMarkTouched(dictEntry *ce) {
 /* rock_store.c: sentinels, record format, RocksDB primitives. */
 void rockStoreInit(void);
 #define ROCK_L0_TRIGGER_DEFAULT 4 /* RocksDB's; rock.c raises it while writes come fast */
-int rockStoreOpen(const char *abs_dir, const char *db_path, char **err);
+int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **err);
 int rockStoreReopen(char **err);
 void rockStoreClose(int all);
 void rockStoreCloseFilesInChild(void);
@@ -318,6 +330,7 @@ int rockStoreApplyCompression(void);
 int rockSplitIsMeta(const char *rec, size_t len);
 unsigned int rockRecordLru(const char *rec);
 robj *rockSentinelOf(robj *val);
+robj *rockModuleSentinel(moduleType *mt);
 uint32_t rockStoreRenewSid(int dbid);
 void rockStoreSwapSids(int id1, int id2);
 uint64_t rockSplitNewVersion(void);
@@ -480,6 +493,35 @@ long long rockSizingKeys(void);
 double rockSizingRate(void);
 int rockSizingEstimateTicks(void);
 
+/* rock_snapshot.c: the keyspace snapshot's contents (cold values as
+ * references to their records). */
+#define ROCK_SNAPSHOT_FORMAT "1"
+struct rockSnapshotState {
+    int writing;       /* rdbSave() writes a keyspace snapshot */
+    int loading;       /* rdbLoad() reads the snapshot rock_warm.c paired */
+    char *pair;        /* the pair id written / expected */
+    char *supersedes;  /* identity of the stock RDB the snapshot supersedes */
+};
+extern struct rockSnapshotState rock_snapshot;
+ssize_t rockRdbSaveAuxFields(rio *rdb);
+ssize_t rockSnapshotSaveRef(rio *rdb, robj *key, int dbid);
+ssize_t rockSnapshotSaveHot(rio *rdb, int dbid);
+int rockSnapshotIsRef(int type);
+robj *rockSnapshotLoadRef(rio *rdb, sds key, int dbid, int *error);
+void rockSnapshotKeyDone(redisDb *db);
+int rockRdbLoadAux(robj *auxkey, robj *auxval);
+const char *rockRdbCheckAux(robj *auxkey);
+
+/* rock_warm.c: warm restart (lifecycle). */
+void rockWarmCheckDisabled(void);
+void rockWarmChoose(const char *abs_dir);
+void rockWarmPopulate(const char *db_path);
+int rockWarmStarting(void);
+void rockWarmOpened(void);
+const char *rockStartupRdbFile(void);
+void rockStartupRdbLoaded(int ret);
+int rockShutdownSnapshot(rdbSaveInfo *rsi);
+
 /* rock_load.c: big collections spilled to disk while an RDB loads. */
 void rockLoadingSpill(robj *o, sds key, int dbid);
 robj *rockLoadingObjectDone(robj *o, sds key, int dbid);
@@ -517,6 +559,7 @@ long long rockWriteDiskFree(void);
 void rockWriteDetachChild(void);
 void rockWriteResume(void);
 int rockWriteDirty(void);
+void rockWriteMarkDirty(void);
 void rockWritePut(sds skey, sds rec, uint64_t split_version, uint64_t old_split_version);
 void rockWriteDeleteElements(sds skey, uint64_t version);
 void rockWriteElement(sds rkey, sds val, rockSplitInfo *si, int pending);
@@ -529,6 +572,7 @@ void rockWriteDeleteRange(sds start, sds end);
 void rockWriteDeleteSid(uint32_t sid);
 void rockWriteSubmit(void);
 void rockWriteFlush(void);
+int rockWriteDrain(long long ms);
 int rockWriteWaitOne(void);
 sds rockPendingGet(sds skey);
 dictIterator *rockPendingIterator(void);

@@ -621,6 +621,7 @@ static int rockRdbColdWriter(void *ctx, redisDb *db, robj *key, const sds rec, l
 /* rdbSaveDb() in a forked child, after its dict walk (which skipped cold
  * keys). Returns -1 on error, else 0. */
 ssize_t rockRdbSaveColdDb(rio *rdb, int dbid) {
+    if (rock_snapshot.writing) return rockSnapshotSaveHot(rdb, dbid);
     if (!server.in_fork_child) return 0;
     return rockChildColdDb(dbid, rockRdbColdWriter, rdb);
 }
@@ -688,6 +689,7 @@ ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu)
     size_t plen;
     sds rec;
 
+    if (rock_snapshot.writing) return rockSnapshotSaveRef(rdb, key, dbid);
     if (server.in_fork_child) {
         if (rockForkCurrentRecord() == NULL) {
             serverLog(LL_WARNING, "rock: a forked child met a cold value it has no record for");

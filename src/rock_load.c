@@ -179,6 +179,7 @@ robj *rockLoadingObjectDone(robj *o, sds key, int dbid) {
  * it): count a spilled collection's key cold, or forget it. */
 void rockLoadingKeyDone(redisDb *db) {
     rockLoadingPeak();
+    rockSnapshotKeyDone(db);
     if (!rock_load.done) return;
     robj *sentinel = rock_load.val;
     unsigned int lru = sentinel->lru;

@@ -147,6 +147,8 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"point_reads", s.point_reads};
     f[n++] = (rockFigure){"loading_spills", s.loading_spills};
     f[n++] = (rockFigure){"loading_peak_memory", s.loading_peak_memory};
+    f[n++] = (rockFigure){"warm_values_reused", s.warm_reused};
+    f[n++] = (rockFigure){"warm_records_dropped", s.warm_dropped};
     f[n++] = (rockFigure){"value_hits_ram", s.value_hits_ram};
     f[n++] = (rockFigure){"value_hits_disk", s.value_hits_disk};
     const char *why;

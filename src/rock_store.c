@@ -88,7 +88,11 @@ void rockStoreInit(void) {
  * type stay in RAM (a module type that can't save and load itself). */
 robj *rockSentinelOf(robj *val) {
     if (val->type != OBJ_MODULE) return val->type < ROCK_OBJ_TYPES ? rock_store.cold[val->type] : NULL;
-    moduleType *mt = ((moduleValue *)val->ptr)->type;
+    return rockModuleSentinel(((moduleValue *)val->ptr)->type);
+}
+
+/* The cold sentinel of module type `mt` (NULL: its values stay in RAM). */
+robj *rockModuleSentinel(moduleType *mt) {
     if (mt->rdb_save == NULL || mt->rdb_load == NULL) return NULL;
     listIter li;
     listNode *ln;
@@ -559,7 +563,9 @@ static void rockStoreSetCompression(rocksdb_options_t *opts) {
  * C_ERR with *err (RocksDB's, to rocksdb_free()) on failure. */
 static int rockStoreOpenDb(char **err);
 
-int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
+/* Open RocksDB in db_path: an empty folder, or with `reuse` the files of a
+ * warm start's checkpoint (rock_warm.c). */
+int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **err) {
     rock_store.abs_dir = zstrdup(abs_dir);
     rock_store.db_path = zstrdup(db_path);
 
@@ -624,8 +630,9 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
         rocksdb_options_set_use_direct_io_for_flush_and_compaction(rock_store.opts, 1);
     }
 
-    /* Values on disk are thrown away at restart anyway: never spend a
-     * shutdown (or a FLUSHALL's reset) flushing memtables. */
+    /* The live RocksDB is never reopened as it is left (a warm start
+     * rebuilds it from a checkpoint, which flushes the memtables itself):
+     * never spend a shutdown (or a FLUSHALL's reset) flushing memtables. */
     rocksdb_options_t *o = rocksdb_options_create();
     rocksdb_get_options_from_string(rock_store.opts, "avoid_flush_during_shutdown=true", o, err);
     if (*err != NULL) {
@@ -638,7 +645,11 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, char **err) {
         rock_store.opts = o;
     }
 
-    return rockStoreOpenDb(err);
+    if (!reuse) return rockStoreOpenDb(err);
+    rocksdb_options_set_error_if_exists(rock_store.opts, 0);
+    int ret = rockStoreOpenDb(err);
+    rocksdb_options_set_error_if_exists(rock_store.opts, 1);
+    return ret;
 }
 
 /* Open RocksDB again with the options of rockStoreOpen(), after

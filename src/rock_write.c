@@ -704,6 +704,32 @@ void rockWriteFlush(void) {
     }
 }
 
+/* Like rockWriteFlush(), but gives up after `ms` milliseconds (a stalled or
+ * full disk). Returns 1 when every queued write is committed. */
+int rockWriteDrain(long long ms) {
+    if (!rockHandoffRunning(&rock_wr.h)) return rock_wr.outstanding == 0;
+    /* done_cond waits on CLOCK_MONOTONIC (rock_handoff.c). */
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (ms % 1000) * 1000000;
+    if (deadline.tv_nsec >= 1000000000) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000;
+    }
+    long long notices = rock_write_stats.write_errors;
+    int timed_out = 0;
+    rockWriteSubmit();
+    while (rock_wr.outstanding > 0 && rock_write_stats.write_errors == notices && !timed_out) {
+        pthread_mutex_lock(&rock_wr.h.lock);
+        while (listLength(rock_wr.h.done) == 0 && !timed_out)
+            timed_out = pthread_cond_timedwait(&rock_wr.h.done_cond, &rock_wr.h.lock, &deadline) == ETIMEDOUT;
+        pthread_mutex_unlock(&rock_wr.h.lock);
+        rockWriteCompletionsApply();
+    }
+    return rock_wr.outstanding == 0;
+}
+
 /* Wait (blocking the event loop) for the writer to hand back at least one
  * batch. Eviction uses it when the pending buffer is full and memory is far
  * over the limit: back-pressure instead of unbounded growth. Returns 0 when
@@ -908,6 +934,11 @@ long long rockWriteOutstanding(void) {
 /* Was anything written since RocksDB was created? */
 int rockWriteDirty(void) {
     return rock_wr.ops_since_reset != 0;
+}
+
+/* RocksDB was opened with records in it (a warm start). */
+void rockWriteMarkDirty(void) {
+    rock_wr.ops_since_reset++;
 }
 
 void rockWriteResume(void) {

@@ -1,0 +1,408 @@
+/* rock_warm.c -- redis-rock: warm restart, a keyspace snapshot paired with a
+ * RocksDB checkpoint.
+ *
+ * Top layer (lifecycle, with rock.c). A clean stop that saves (SHUTDOWN
+ * with save points, SHUTDOWN SAVE, SIGTERM), with rock-warm-restart yes and
+ * appendonly no, writes instead of a stock RDB:
+ *
+ *   1. every queued RocksDB write committed (the writer drained);
+ *   2. a RocksDB checkpoint, rock-dir/checkpoint-<pair>: the memtables
+ *      flushed, the table files hard-linked (never copied: rock-dir and its
+ *      rocksdb/ folder must share a filesystem), a ROCK-PAIR file naming the
+ *      pair id and the snapshot's path;
+ *   3. the keyspace snapshot, <dir>/<dbfilename>.rock-snapshot, written by
+ *      rdbSave() (temp file, fsync, rename) with cold values as references
+ *      (rock_snapshot.c), carrying the pair id and the identity (size,
+ *      mtime, inode) of the stock-format RDB it supersedes;
+ *   4. the checkpoints of earlier pairs removed.
+ *
+ * A crash at any step leaves the previous pair (or the stock RDB) valid:
+ * the snapshot is the commit point, and a checkpoint no snapshot names is
+ * removed at the next start. The stock RDB (dump.rdb) is not touched, so
+ * SHUTDOWN NOSAVE after a warm start still brings back the last saved
+ * state: the pair stays valid, for any number of starts, until a stock RDB
+ * is written after it.
+ *
+ * At start-up (rockWarmChoose(), before RocksDB opens) the newest durable
+ * state wins: the snapshot when its header is sound, its checkpoint is
+ * there and the stock RDB is the one it superseded; the stock RDB (full
+ * load, RocksDB emptied as always) when that was written after the
+ * snapshot, which is then removed with its checkpoint. Anything else
+ * (checkpoint missing, damaged header, appendonly yes, rock-enabled no, a
+ * checkpoint in rock-dir paired with a snapshot this server does not use)
+ * refuses to start with a message saying what to do. A warm start rebuilds
+ * rock-dir/rocksdb from the checkpoint (table files linked, the rest
+ * copied: RocksDB appends to its MANIFEST), so the checkpoint stays as it
+ * was, then loadDataFromDisk() loads the snapshot (patch 0042): keys and
+ * hot values only. */
+
+#include "server.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+
+#define ROCK_SNAPSHOT_SUFFIX ".rock-snapshot"
+#define ROCK_CHECKPOINT_PREFIX "checkpoint-"
+#define ROCK_PAIR_FILE "ROCK-PAIR"
+#define ROCK_WARM_DRAIN_MS 2000
+
+static struct {
+    char *snap_path;  /* absolute path of this server's snapshot */
+    char *abs_dir;    /* rock-dir */
+    char *pair;       /* the pair this start uses (NULL: full load) */
+    long long start_us;
+} rock_warm;
+
+/* ---------------------------------------------------------------------------
+ * Files
+ * ------------------------------------------------------------------------ */
+
+/* Which stock-format RDB is on disk: size, mtime and inode, or "none". */
+static sds rockRdbIdentity(const char *path) {
+    struct stat st;
+    if (stat(path, &st) == -1) return sdsnew("none");
+    return sdscatprintf(sdsempty(), "%lld:%lld.%09ld:%llu", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                        st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
+}
+
+static char *rockSnapshotPath(void) {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof(cwd)) == NULL) rockFatal("getcwd failed: %s", strerror(errno));
+    return sdscatfmt(sdsempty(), "%s/%s%s", cwd, server.rdb_filename, ROCK_SNAPSHOT_SUFFIX);
+}
+
+static sds rockCheckpointPath(const char *pair) {
+    return sdscatfmt(sdsempty(), "%s/%s%s", rock_warm.abs_dir, ROCK_CHECKPOINT_PREFIX, pair);
+}
+
+/* The header fields of a snapshot: rock-pair, rock-supersedes,
+ * rock-snapshot. Returns C_ERR when the file is not a sound snapshot. */
+typedef struct rockSnapHeader {
+    sds format, pair, supersedes;
+} rockSnapHeader;
+
+static void rockSnapHeaderFree(rockSnapHeader *h) {
+    sdsfree(h->format);
+    sdsfree(h->pair);
+    sdsfree(h->supersedes);
+    memset(h, 0, sizeof(*h));
+}
+
+static int rockReadSnapHeader(const char *path, rockSnapHeader *h) {
+    memset(h, 0, sizeof(*h));
+    FILE *fp = fopen(path, "r");
+    if (fp == NULL) return C_ERR;
+    rio r;
+    char magic[10];
+    rioInitWithFile(&r, fp);
+    int ok = rioRead(&r, magic, 9) != 0 && memcmp(magic, "REDIS", 5) == 0;
+    while (ok) {
+        if (rdbLoadType(&r) != RDB_OPCODE_AUX) break;
+        robj *k = rdbLoadStringObject(&r), *v = k ? rdbLoadStringObject(&r) : NULL;
+        if (v == NULL) {
+            ok = 0;
+        } else {
+            sds *f = !strcasecmp(k->ptr, "rock-snapshot") ? &h->format
+                     : !strcasecmp(k->ptr, "rock-pair")   ? &h->pair
+                     : !strcasecmp(k->ptr, "rock-supersedes") ? &h->supersedes : NULL;
+            if (f && *f == NULL) *f = sdsdup(v->ptr);
+        }
+        if (k) decrRefCount(k);
+        if (v) decrRefCount(v);
+    }
+    fclose(fp);
+    if (!ok || h->format == NULL || h->pair == NULL || h->supersedes == NULL) return C_ERR;
+    return C_OK;
+}
+
+/* A checkpoint's ROCK-PAIR file: its pair id and the snapshot it belongs to. */
+static int rockReadPairFile(const char *cpdir, sds *pair, sds *snap) {
+    sds path = sdscatfmt(sdsempty(), "%s/%s", cpdir, ROCK_PAIR_FILE);
+    FILE *fp = fopen(path, "r");
+    sdsfree(path);
+    *pair = *snap = NULL;
+    if (fp == NULL) return C_ERR;
+    char a[256], b[PATH_MAX + 2];
+    int ok = fgets(a, sizeof(a), fp) && fgets(b, sizeof(b), fp);
+    fclose(fp);
+    if (!ok) return C_ERR;
+    *pair = sdstrim(sdsnew(a), "\n");
+    *snap = sdstrim(sdsnew(b), "\n");
+    return C_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Start-up
+ * ------------------------------------------------------------------------ */
+
+/* With rock-enabled no, a snapshot is a state this server cannot load. */
+void rockWarmCheckDisabled(void) {
+    char *snap = rockSnapshotPath();
+    if (access(snap, F_OK) == 0)
+        rockFatal("'%s' is a redis-rock keyspace snapshot, the newest saved state, and loads only with "
+                      "rock-enabled yes. To start from the older '%s' instead, remove it (its checkpoint in "
+                      "rock-dir goes with it).", snap, server.rdb_filename);
+    sdsfree(snap);
+}
+
+/* Checkpoints in rock-dir other than `keep`: at start-up (`starting`),
+ * those of a snapshot this server does not use and that still names them
+ * stop the start (another `dir` or `dbfilename`: wiping would lose that
+ * state), at a stop they stay; the others are leftovers, removed. */
+static void rockWarmSweepCheckpoints(const char *keep, int starting) {
+    DIR *d = opendir(rock_warm.abs_dir);
+    if (d == NULL) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, ROCK_CHECKPOINT_PREFIX, strlen(ROCK_CHECKPOINT_PREFIX)) != 0) continue;
+        const char *pair = e->d_name + strlen(ROCK_CHECKPOINT_PREFIX);
+        if (keep && !strcmp(pair, keep)) continue;
+        sds cp = sdscatfmt(sdsempty(), "%s/%s", rock_warm.abs_dir, e->d_name), p, snap;
+        if (rockReadPairFile(cp, &p, &snap) == C_OK && strcmp(snap, rock_warm.snap_path) != 0) {
+            rockSnapHeader h;
+            int theirs = rockReadSnapHeader(snap, &h) == C_OK && !strcmp(h.pair, p);
+            rockSnapHeaderFree(&h);
+            if (theirs && !starting) {
+                sdsfree(p);
+                sdsfree(snap);
+                sdsfree(cp);
+                continue;
+            }
+            if (theirs)
+                rockFatal("rock-dir '%s' holds the checkpoint of the keyspace snapshot '%s', which this "
+                              "server (snapshot '%s') does not use: start it with the `dir` and `dbfilename` "
+                              "that snapshot was written with, or give it another rock-dir, or remove '%s' to "
+                              "discard that state.", rock_warm.abs_dir, snap, rock_warm.snap_path, cp);
+        }
+        sdsfree(p);
+        sdsfree(snap);
+        if (rockRemoveTree(cp) == -1)
+            serverLog(LL_WARNING, "rock: can't remove the leftover checkpoint '%s': %s", cp, strerror(errno));
+        else
+            serverLog(LL_NOTICE, "rock: removed the checkpoint '%s' (no snapshot uses it)", cp);
+        sdsfree(cp);
+    }
+    closedir(d);
+}
+
+/* appendonly yes meets a snapshot (written while appendonly was no): the
+ * AOF loads when it was written after the snapshot (the snapshot goes),
+ * otherwise the start stops. */
+static void rockWarmAofCheck(const char *snap) {
+    sds manifest = sdscatfmt(sdsempty(), "%s/%s.manifest", server.aof_dirname, server.aof_filename);
+    struct stat a, s;
+    int aof_newer = stat(manifest, &a) == 0 && stat(snap, &s) == 0 &&
+                    (a.st_mtim.tv_sec > s.st_mtim.tv_sec ||
+                     (a.st_mtim.tv_sec == s.st_mtim.tv_sec && a.st_mtim.tv_nsec > s.st_mtim.tv_nsec));
+    sdsfree(manifest);
+    if (!aof_newer)
+        rockFatal("'%s' is a redis-rock keyspace snapshot, newer than the AOF that appendonly yes would "
+                      "load. Start with appendonly no once (the snapshot loads, warm), then CONFIG SET appendonly "
+                      "yes; or remove the snapshot to load the AOF.", snap);
+    serverLog(LL_NOTICE, "rock: the AOF was written after the keyspace snapshot '%s': loading it; the snapshot "
+              "and its checkpoint are removed", snap);
+    if (unlink(snap) == -1) rockFatal("can't remove the outdated snapshot '%s': %s", snap, strerror(errno));
+}
+
+/* rockStartup(), the lock on rock-dir held and before RocksDB's folder is
+ * emptied: decide between a warm start and the full load (see the top of
+ * this file). */
+void rockWarmChoose(const char *abs_dir) {
+    rock_warm.abs_dir = zstrdup(abs_dir);
+    rock_warm.snap_path = rockSnapshotPath();
+    const char *snap = rock_warm.snap_path;
+    rockSnapHeader h = {0};
+    int have = access(snap, F_OK) == 0;
+
+    if (have && rockReadSnapHeader(snap, &h) == C_ERR)
+        rockFatal("the keyspace snapshot '%s' is damaged or not one this server writes; it is newer than "
+                      "'%s'. To start from '%s' instead, remove the snapshot.", snap, server.rdb_filename,
+                      server.rdb_filename);
+    if (have && strcmp(h.format, ROCK_SNAPSHOT_FORMAT) != 0)
+        rockFatal("the keyspace snapshot '%s' has format %s, which this build does not read (it reads %s). "
+                      "Start it with the redis-rock version that wrote it and SAVE a stock RDB, or remove it to "
+                      "start from the older '%s'.", snap, h.format, ROCK_SNAPSHOT_FORMAT, server.rdb_filename);
+    if (have) {
+        sds now = rockRdbIdentity(server.rdb_filename);
+        if (strcmp(now, h.supersedes) != 0) {
+            serverLog(LL_NOTICE, "rock: '%s' was written after the keyspace snapshot '%s': loading it; the "
+                      "snapshot and its checkpoint are removed", server.rdb_filename, snap);
+            if (unlink(snap) == -1) rockFatal("can't remove the outdated snapshot '%s': %s", snap, strerror(errno));
+            have = 0;
+        }
+        sdsfree(now);
+    }
+    if (have && server.aof_state != AOF_OFF) {
+        rockWarmAofCheck(snap);
+        have = 0;
+    }
+    if (!have) rockSnapHeaderFree(&h);
+    if (have) {
+        sds cp = rockCheckpointPath(h.pair), p, s;
+        int ok = rockReadPairFile(cp, &p, &s) == C_OK && !strcmp(p, h.pair) && !strcmp(s, snap);
+        if (!ok)
+            rockFatal("the keyspace snapshot '%s' is the newest saved state, and its values are in the "
+                          "checkpoint '%s', which is missing or incomplete (was rock-dir changed? it is '%s'). "
+                          "Start with the rock-dir it was written with, or remove the snapshot to start from the "
+                          "older '%s'.", snap, cp, abs_dir, server.rdb_filename);
+        sdsfree(p);
+        sdsfree(s);
+        sdsfree(cp);
+        rock_warm.pair = zstrdup(h.pair);
+        rockSnapHeaderFree(&h);
+    }
+    rockWarmSweepCheckpoints(rock_warm.pair, 1);
+}
+
+static int rockHasSuffix(const char *name, const char *suffix) {
+    size_t n = strlen(name), s = strlen(suffix);
+    return n >= s && !strcmp(name + n - s, suffix);
+}
+
+/* rockStartup(): RocksDB's folder is empty (its marker alone). On a warm
+ * start, fill it from the checkpoint: table and blob files linked (RocksDB
+ * never changes them), the rest (MANIFEST, CURRENT, OPTIONS) copied. */
+void rockWarmPopulate(const char *db_path) {
+    if (!rock_warm.pair) return;
+    sds cp = rockCheckpointPath(rock_warm.pair);
+    DIR *d = opendir(cp);
+    if (d == NULL) rockFatal("can't open the checkpoint '%s': %s", cp, strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, ROCK_PAIR_FILE)) continue;
+        sds src = sdscatfmt(sdsempty(), "%s/%s", cp, e->d_name);
+        sds dst = sdscatfmt(sdsempty(), "%s/%s", db_path, e->d_name);
+        int linked = rockHasSuffix(e->d_name, ".sst") || rockHasSuffix(e->d_name, ".blob");
+        if ((linked ? link(src, dst) : rockCopyFile(src, dst)) == -1)
+            rockFatal("can't %s '%s' to '%s' for a warm start: %s", linked ? "link" : "copy", src, dst,
+                          strerror(errno));
+        sdsfree(src);
+        sdsfree(dst);
+    }
+    closedir(d);
+    if (rockFsyncPath(db_path, 1) == -1) rockFatal("can't fsync '%s': %s", db_path, strerror(errno));
+    sdsfree(cp);
+}
+
+/* Does this start reuse a checkpoint? */
+int rockWarmStarting(void) {
+    return rock_warm.pair != NULL;
+}
+
+/* rockStartup(), RocksDB open: a warm start's RocksDB holds records. */
+void rockWarmOpened(void) {
+    if (rock_warm.pair) rockWriteMarkDirty();
+}
+
+/* loadDataFromDisk() (patch 0042): the file to load, the snapshot on a warm
+ * start. */
+const char *rockStartupRdbFile(void) {
+    if (!rock_warm.pair || !rock_store.db) return server.rdb_filename;
+    rock_snapshot.loading = 1;
+    rock_snapshot.pair = rock_warm.pair;
+    rock_warm.start_us = ustime();
+    serverLog(LL_NOTICE, "rock: warm start: loading the keyspace snapshot '%s' with the values in checkpoint %s",
+              rock_warm.snap_path, rock_warm.pair);
+    return rock_warm.snap_path;
+}
+
+/* ...and loaded (`ret` is rdbLoad()'s). A snapshot that fails to load stops
+ * the start: it is the newest state, and the stock RDB is older. */
+void rockStartupRdbLoaded(int ret) {
+    if (!rock_snapshot.loading) return;
+    rock_snapshot.loading = 0;
+    rock_snapshot.pair = NULL;
+    if (ret != C_OK)
+        rockFatal("the keyspace snapshot '%s' failed to load (%s). It is the newest saved state; to start "
+                      "from the older '%s' instead, remove it.", rock_warm.snap_path,
+                      errno ? strerror(errno) : "see above", server.rdb_filename);
+    serverLog(LL_NOTICE, "rock: warm start done in %.3f s: %lld keys, %lld values reused on disk, %lld records "
+              "deleted (keys expired while down)", (double)(ustime() - rock_warm.start_us) / 1e6,
+              dbTotalServerKeyCount(), rock_ks_stats.warm_reused, rock_ks_stats.warm_dropped);
+}
+
+/* ---------------------------------------------------------------------------
+ * Clean stop
+ * ------------------------------------------------------------------------ */
+
+/* prepareForShutdown() (patch 0043), in place of the final rdbSave(): write
+ * a keyspace snapshot and its checkpoint. Returns C_OK when it did; C_ERR
+ * (logged, nothing left behind) lets the stock save run instead. */
+int rockShutdownSnapshot(rdbSaveInfo *rsi) {
+    if (!rock_store.db || !rock.warm_restart || server.aof_state != AOF_OFF) return C_ERR;
+    long long start = ustime();
+    if (rockWriteError()) {
+        serverLog(LL_WARNING, "rock: no warm-restart snapshot: RocksDB writes fail (%s); saving a stock RDB",
+                  rockWriteError());
+        return C_ERR;
+    }
+    /* A backlog a healthy disk commits in this time; past it (a stalled
+     * disk) the stop does not wait: the stock save reads the pending
+     * values from RAM. */
+    if (!rockWriteDrain(ROCK_WARM_DRAIN_MS) || rockPendingCount()) {
+        serverLog(LL_WARNING, "rock: no warm-restart snapshot: %lld RocksDB writes not committed; saving a "
+                  "stock RDB", rockWriteOutstanding() + rockPendingCount());
+        return C_ERR;
+    }
+    struct stat a, b;
+    if (stat(rock_warm.abs_dir, &a) == -1 || stat(rock_store.db_path, &b) == -1 || a.st_dev != b.st_dev) {
+        serverLog(LL_WARNING, "rock: no warm-restart snapshot: '%s' and '%s' are on different filesystems "
+                  "(a checkpoint is hard links); saving a stock RDB", rock_warm.abs_dir, rock_store.db_path);
+        return C_ERR;
+    }
+
+    char pair[17];
+    getRandomHexChars(pair, 16);
+    pair[16] = '\0';
+    sds cp = rockCheckpointPath(pair);
+    char *err = NULL;
+    rocksdb_checkpoint_t *ck = rocksdb_checkpoint_object_create(rock_store.db, &err);
+    if (ck) {
+        /* log_size_for_flush 0: the memtables are flushed first (the WAL
+         * is off, so they hold the only copy of recent writes). */
+        rocksdb_checkpoint_create(ck, cp, 0, &err);
+        rocksdb_checkpoint_object_destroy(ck);
+    }
+    if (err) {
+        serverLog(LL_WARNING, "rock: no warm-restart snapshot: RocksDB checkpoint '%s' failed: %s; saving a "
+                  "stock RDB", cp, err);
+        rocksdb_free(err);
+        rockRemoveTree(cp);
+        sdsfree(cp);
+        return C_ERR;
+    }
+    sds pf = sdscatfmt(sdsempty(), "%s/%s", cp, ROCK_PAIR_FILE);
+    sds body = sdscatfmt(sdsempty(), "%s\n%s\n", pair, rock_warm.snap_path);
+    int fd = open(pf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int ok = fd != -1 && write(fd, body, sdslen(body)) == (ssize_t)sdslen(body) && fsync(fd) == 0;
+    if (fd != -1) close(fd);
+    ok = ok && rockFsyncPath(cp, 1) == 0 && rockFsyncPath(rock_warm.abs_dir, 1) == 0;
+    sdsfree(pf);
+    sdsfree(body);
+
+    sds supersedes = rockRdbIdentity(server.rdb_filename);
+    if (ok) {
+        rock_snapshot.writing = 1;
+        rock_snapshot.pair = pair;
+        rock_snapshot.supersedes = supersedes;
+        ok = rdbSave(SLAVE_REQ_NONE, rock_warm.snap_path, rsi) == C_OK;
+        rock_snapshot.writing = 0;
+        rock_snapshot.pair = NULL;
+        rock_snapshot.supersedes = NULL;
+    }
+    sdsfree(supersedes);
+    if (!ok) {
+        serverLog(LL_WARNING, "rock: writing the warm-restart snapshot failed; saving a stock RDB");
+        rockRemoveTree(cp);
+        sdsfree(cp);
+        return C_ERR;
+    }
+    rockWarmSweepCheckpoints(pair, 0);
+    serverLog(LL_NOTICE, "rock: warm-restart snapshot '%s' written with checkpoint '%s' in %.3f s "
+              "(%lld keys, %lld of them cold)", rock_warm.snap_path, cp, (double)(ustime() - start) / 1e6,
+              dbTotalServerKeyCount(), rockColdKeys());
+    sdsfree(cp);
+    return C_OK;
+}

@@ -1,0 +1,225 @@
+# tests/integration/rock/warm.tcl -- warm restart: a clean stop writes a
+# keyspace snapshot paired with a RocksDB checkpoint, and the next start
+# loads the keys and hot values only, reusing every value on disk; the
+# newest saved state always wins, and a pair that does not hold together
+# stops the start with a message instead of serving a stale value.
+source tests/helpers/rock/util.tcl
+
+proc rock_field {f {client r}} { return [dict get [$client rock report] $f] }
+
+proc warm_dir {} { return [lindex [r config get dir] 1] }
+proc warm_snapshot {} { return [file join [warm_dir] [lindex [r config get dbfilename] 1].rock-snapshot] }
+proc warm_names {prefix n} {
+    set out {}
+    for {set i 0} {$i < $n} {incr i} { lappend out $prefix$i }
+    return $out
+}
+proc warm_checkpoints {} { return [glob -nocomplain -directory [rock_info_field rock_dir] checkpoint-*] }
+
+# Every value to disk (evict-all sweeps the whole keyspace when switched
+# on), then a few paged back in: hot-clean keys beside the cold ones.
+proc warm_fill {} {
+    r function load {#!lua name=warmlib
+        redis.register_function('warmf', function(keys, args) return 'warm' end)}
+    foreach db {9 5} {
+        r select $db
+        for {set i 0} {$i < 300} {incr i} { r set s:$i [string repeat "v$i-" 40] }
+        for {set i 0} {$i < 20} {incr i} { r pexpire s:$i 50000000 }
+        rock_big_hash h 3000 [rock_random_pool 7 50]
+        for {set i 0} {$i < 1500} {incr i} { r zadd z $i m$i; r sadd st e$i }
+        for {set i 0} {$i < 100} {incr i} { r rpush l [string repeat x 100]$i }
+        r xadd x 1-1 f v
+        r set small 1
+    }
+    r config set rock-debug-evict-all yes
+    r ping
+    r config set rock-debug-evict-all no
+    foreach db {9 5} {
+        r select $db
+        r get s:7
+        r hgetall h
+        r lrange l 0 -1
+    }
+    r select 9
+}
+
+start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-value-size 0 maxmemory-policy allkeys-lru rock-split-min-elements 1000}} {
+    test {a clean stop writes a keyspace snapshot and the next start reuses every value on disk} {
+        warm_fill
+        set digest [r debug digest]
+        set cold [rock_field cold_keys]
+        set keys [rock_info_field rock_keys]
+        assert {$cold > 600}
+        r config resetstat
+        # SIGTERM with the test config's save points: the stop's save.
+        restart_server 0 true false
+        verify_log_message 0 "*rock: warm start done*" 0
+        assert_equal 0 [file exists [file join [warm_dir] dump.rdb]]
+        assert_equal 1 [file exists [warm_snapshot]]
+        assert_equal 1 [llength [warm_checkpoints]]
+        assert_equal $digest [r debug digest]
+        assert_equal $cold [rock_field warm_values_reused]
+        assert_equal $keys [rock_info_field rock_keys]
+        # Nothing was written into RocksDB by the start.
+        assert_equal 0 [rock_field writes]
+        assert_equal 0 [rock_field element_writes]
+        assert_equal warm [r fcall warmf 0]
+        assert_equal [string repeat "v7-" 40] [r get s:7]
+        assert_equal 1500 [r zcard z]
+        assert {[r ttl s:3] > 40000}
+    }
+
+    test {a warm start keeps each key's disk state: clean copies are dropped without a write, cold ones page in} {
+        # s:7 was hot-clean at the stop: evicting it again writes nothing.
+        r config resetstat
+        r rock evict s:7
+        assert_equal 1 [rock_field clean_drops]
+        assert_equal 0 [rock_field writes]
+        r select 5
+        assert_equal [string repeat "v250-" 40] [r get s:250]
+        assert_equal 3000 [r hlen h]
+        assert_match "*6" [r hget h f6]
+        r select 9
+        # A modified split collection written again replaces its old
+        # version: the digest stays right through a second restart.
+        r hset h f1 new
+        r rock evict h
+        set digest [r debug digest]
+        restart_server 0 true false
+        assert_equal $digest [r debug digest]
+        assert_equal new [r hget h f1]
+    }
+
+    test {SHUTDOWN NOSAVE after a warm start brings back the last saved state (the snapshot)} {
+        set digest [r debug digest]
+        r set s:1 changed
+        r del s:2
+        r hset h f2 changed
+        restart_server 0 true false 1 nosave
+        assert_equal $digest [r debug digest]
+        assert_equal [string repeat "v2-" 40] [r get s:2]
+    }
+
+    test {an RDB saved after the snapshot is the newest state: it loads, the snapshot and checkpoint go} {
+        r set s:1 changed-and-saved
+        r save
+        set digest [r debug digest]
+        r set s:1 not-saved
+        restart_server 0 true false 1 nosave
+        assert_equal $digest [r debug digest]
+        assert_equal changed-and-saved [r get s:1]
+        verify_log_message 0 "*was written after the keyspace snapshot*" 0
+        assert_equal 0 [file exists [warm_snapshot]]
+        assert_equal 0 [llength [warm_checkpoints]]
+        assert_equal 0 [rock_field warm_values_reused]
+    }
+
+    test {keys that expired while the server was down are dropped at a warm start, with their records} {
+        r flushall
+        r debug set-active-expire 0
+        for {set i 0} {$i < 50} {incr i} { r set e:$i [string repeat e 300] }
+        for {set i 0} {$i < 50} {incr i} { r set keep:$i [string repeat k 300] }
+        r rock evict {*}[warm_names e: 50] {*}[warm_names keep: 50]
+        assert_equal 100 [rock_field cold_keys]
+        for {set i 0} {$i < 50} {incr i} { r pexpire e:$i 1 }
+        # The TTLs pass (active expiry is off, and nothing touches the keys).
+        after 20
+        restart_server 0 true false
+        assert_equal 50 [r dbsize]
+        assert_equal 50 [rock_field warm_values_reused]
+        assert_equal 50 [rock_field warm_records_dropped]
+        wait_for_condition 100 50 {
+            [rock_field pending_writes] == 0
+        } else {
+            fail "the deletes were never committed"
+        }
+        assert_equal 50 [r rock diskkeys]
+    }
+}
+
+start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-value-size 0 maxmemory-policy allkeys-lru}} {
+    test {a warm-restarted master and its replica continue with a partial resync} {
+        start_server {overrides {rock-enabled yes rock-min-value-size 0}} {
+            set replica [srv 0 client]
+            $replica replicaof [srv -1 host] [srv -1 port]
+            wait_for_condition 100 100 {
+                [s 0 master_link_status] eq {up}
+            } else {
+                fail "the replica never synced"
+            }
+            for {set i 0} {$i < 200} {incr i} { r -1 set k:$i [string repeat "m$i" 100] }
+            r -1 rock evict {*}[warm_names k: 200]
+            wait_for_ofs_sync [srv -1 client] $replica
+            restart_server -1 true false
+            verify_log_message -1 "*rock: warm start done*" 0
+            wait_for_condition 100 100 {
+                [s 0 master_link_status] eq {up}
+            } else {
+                fail "the replica never reconnected"
+            }
+            assert_equal 1 [s -1 sync_partial_ok]
+            assert_equal 0 [s -1 sync_full]
+            r -1 set after restart
+            wait_for_ofs_sync [srv -1 client] $replica
+            assert_equal [r -1 debug digest] [$replica debug digest]
+        }
+    }
+}
+
+start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-value-size 0 maxmemory-policy allkeys-lru}} {
+    test {a snapshot whose checkpoint is gone stops the start, and removing it starts from the older RDB} {
+        r set old 1
+        r save
+        r set new 1
+        r rock evict new old
+        set dir [warm_dir]
+        set rockdir [rock_info_field rock_dir]
+        set snap [warm_snapshot]
+        catch {r shutdown}
+        wait_for_condition 100 50 {[file exists $snap]} else { fail "no snapshot written" }
+        foreach cp [glob -directory $rockdir checkpoint-*] { file delete -force $cp }
+        lassign [rock_exec_server --dir $dir --rock-enabled yes --rock-dir $rockdir] rc out
+        assert_equal 1 $rc
+        assert_match "*keyspace snapshot '$snap' is the newest saved state*checkpoint*missing*remove the snapshot*" $out
+        # The RDB is untouched by the refusal.
+        assert {[file exists $dir/dump.rdb]}
+        file delete $snap
+        restart_server 0 true false
+        assert_equal 1 [r get old]
+        assert_equal 0 [r exists new]
+    }
+
+    test {rock-enabled no meets a snapshot: the start stops instead of loading the older RDB} {
+        r set k v
+        set dir [warm_dir]
+        set rockdir [rock_info_field rock_dir]
+        set snap [warm_snapshot]
+        catch {r shutdown}
+        wait_for_condition 100 50 {[file exists $snap]} else { fail "no snapshot written" }
+        lassign [rock_exec_server --dir $dir --rock-enabled no] rc out
+        assert_equal 1 $rc
+        assert_match "*'$snap' is a redis-rock keyspace snapshot*rock-enabled yes*" $out
+    }
+
+    test {a checkpoint paired with a snapshot this server does not use is never wiped} {
+        set cps [glob -directory $rockdir checkpoint-*]
+        assert_equal 1 [llength $cps]
+        # Another dbfilename: another snapshot path, same rock-dir.
+        lassign [rock_exec_server --dir $dir --rock-enabled yes --rock-dir $rockdir --dbfilename other.rdb] rc out
+        assert_equal 1 $rc
+        assert_match "*holds the checkpoint of the keyspace snapshot '$snap'*" $out
+        assert_equal $cps [glob -directory $rockdir checkpoint-*]
+    }
+
+    test {redis-check-rdb says what a snapshot is} {
+        catch {exec src/redis-check-rdb $snap} out
+        assert_match "*redis-rock keyspace snapshot, not a stock RDB*" $out
+    }
+
+    test {the pair still starts warm after those refusals} {
+        restart_server 0 true false
+        assert_equal v [r get k]
+        assert_equal 1 [r get old]
+        verify_log_message 0 "*rock: warm start done*" 0
+    }
+}
