@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/11-restart.sh -- what a restart costs: stock's SAVE and load of an
 # RDB against redis-rock's start from the same RDB (most values going to
-# disk), its clean stop (SHUTDOWN SAVE) and its next start, in one run.
+# disk: a full load), its clean stop (SHUTDOWN SAVE: a keyspace snapshot and
+# a RocksDB checkpoint) and its next start (warm: the values on disk are
+# reused), in one run.
 #
 #   B11_CASES="1000000:1000:100mb 4000000:1000:400mb 1000000:4000:100mb"
 #       (keys:value bytes:redis-rock's maxmemory; QUICK=1: 20000:1000:4mb)
@@ -118,14 +120,16 @@ for c in $cases; do
     csv_row rock load "$keys" "$vsize" "$mm" "$rock_s" "$(ratio "$rock_s" "$load_s")" - "$(rss_peak_mb "$rdir")" "$(cold_pct)" "$ok" "$([ "$ok" = equal ] && echo 0 || echo 1)"
     rock_wait_idle "$port" 600
     read -r stop_s stop_b < <(timed_stop "$rdir")
-    csv_row rock "stop (SHUTDOWN SAVE)" "$keys" "$vsize" "$mm" "$stop_s" "$(ratio "$stop_s" "$save_s")" "$(calc "$stop_b / 1048576" %.0f)" - - - 0
+    csv_row rock "clean stop (snapshot)" "$keys" "$vsize" "$mm" "$stop_s" "$(ratio "$stop_s" "$save_s")" "$(calc "$stop_b / 1048576" %.0f)" - - - 0
     watched_start rock "$rdir" "${rargs[@]}"
     again_s=$(wait_loaded)
     d=$(cli "$port" debug digest 2>/dev/null)
     ok=$([ "$d" = "$digest" ] && echo equal || echo DIFFERS)
-    csv_row rock "start after the stop" "$keys" "$vsize" "$mm" "$again_s" "$(ratio "$again_s" "$load_s")" - "$(rss_peak_mb "$rdir")" "$(cold_pct)" "$ok" "$([ "$ok" = equal ] && echo 0 || echo 1)"
+    reused=$(rock_fig "$port" warm_values_reused)
+    [[ "$reused" =~ ^[1-9] ]] || { log "the start after the stop was not warm (warm_values_reused ${reused:-NA})"; ok="not warm"; }
+    csv_row rock "warm start" "$keys" "$vsize" "$mm" "$again_s" "$(ratio "$again_s" "$load_s")" - "$(rss_peak_mb "$rdir")" "$(cold_pct)" "$ok" "$([ "$ok" = equal ] && echo 0 || echo 1)"
     server_stop "$port"
     rm -rf "$rdir/rock" "$sdir/dump.rdb" "$rdir/dump.rdb"
 done
 
-md_write "Cases (keys x value bytes, redis-rock's \`maxmemory\`): ${cases}. Values: random letters and digits (\`bench/gen.py set --data random\`), keys \`k:\` + a zero-padded index, loaded into stock with \`redis-cli --pipe\` (not timed). Stock: \`SAVE\` (wall time of the command; written_mb = the RDB's size), then a fresh process on that \`dump.rdb\` (load: process start to \`INFO persistence\` \`loading:0\`). redis-rock (\`rock-enabled yes\`, \`maxmemory-policy noeviction\`, defaults otherwise) on a copy of the same file: load timed the same way; after the writer and compactions are idle, \`SHUTDOWN SAVE\` (wall time from the command to the process's exit; written_mb = bytes the process caused to be written from the command to its exit: its \`wait4()\` ru_oublock x 512 at exit less \`/proc/PID/io\` write_bytes before the command); then a start on what the stop left. ratio: to stock's load (loads and starts) or to stock's \`SAVE\` (the stop). rss_max_mb: the process's peak RSS sampled every 100 ms (\`bench/procwatch.py\`) from its start to the row's end. digest: \`DEBUG DIGEST\` against stock's after its \`SAVE\`. Servers run in the foreground under procwatch.py, \`--save ''\`, \`--appendonly no\`."
+md_write "Cases (keys x value bytes, redis-rock's \`maxmemory\`): ${cases}. Values: random letters and digits (\`bench/gen.py set --data random\`), keys \`k:\` + a zero-padded index, loaded into stock with \`redis-cli --pipe\` (not timed). Stock: \`SAVE\` (wall time of the command; written_mb = the RDB's size), then a fresh process on that \`dump.rdb\` (load: process start to \`INFO persistence\` \`loading:0\`). redis-rock (\`rock-enabled yes\`, \`maxmemory-policy noeviction\`, defaults otherwise) on a copy of the same file: load timed the same way; after the writer and compactions are idle, \`SHUTDOWN SAVE\`, which writes the keyspace snapshot and a RocksDB checkpoint (wall time from the command to the process's exit; written_mb = bytes the process caused to be written from the command to its exit: its \`wait4()\` ru_oublock x 512 at exit less \`/proc/PID/io\` write_bytes before the command, the checkpoint's memtable flush included); then the warm start on what the stop left (\`warm_values_reused\` must be non-zero). ratio: to stock's load (loads and starts) or to stock's \`SAVE\` (the stop). rss_max_mb: the process's peak RSS sampled every 100 ms (\`bench/procwatch.py\`) from its start to the row's end. digest: \`DEBUG DIGEST\` against stock's after its \`SAVE\`. Servers run in the foreground under procwatch.py, \`--save ''\`, \`--appendonly no\`."

@@ -190,6 +190,7 @@ void rockCron(void) {
     rockSizingCron();
     rockPurgeCheck();
     if (++ticks % 10 == 0) {
+        rockWarmCron();
         rockWriteRequestTrim();
         rockTuneL0();
     } else {

@@ -518,6 +518,7 @@ void rockWarmChoose(const char *abs_dir);
 void rockWarmPopulate(const char *db_path);
 int rockWarmStarting(void);
 void rockWarmOpened(void);
+void rockWarmCron(void);
 const char *rockStartupRdbFile(void);
 void rockStartupRdbLoaded(int ret);
 int rockShutdownSnapshot(rdbSaveInfo *rsi);

@@ -52,6 +52,7 @@ static struct {
     char *snap_path;  /* absolute path of this server's snapshot */
     char *abs_dir;    /* rock-dir */
     char *pair;       /* the pair this start uses (NULL: full load) */
+    sds supersedes;   /* ...and the stock RDB its snapshot superseded */
     long long start_us;
 } rock_warm;
 
@@ -251,6 +252,7 @@ void rockWarmChoose(const char *abs_dir) {
         sdsfree(s);
         sdsfree(cp);
         rock_warm.pair = zstrdup(h.pair);
+        rock_warm.supersedes = sdsdup(h.supersedes);
         rockSnapHeaderFree(&h);
     }
     rockWarmSweepCheckpoints(rock_warm.pair, 1);
@@ -321,6 +323,34 @@ void rockStartupRdbLoaded(int ret) {
     serverLog(LL_NOTICE, "rock: warm start done in %.3f s: %lld keys, %lld values reused on disk, %lld records "
               "deleted (keys expired while down)", (double)(ustime() - rock_warm.start_us) / 1e6,
               dbTotalServerKeyCount(), rock_ks_stats.warm_reused, rock_ks_stats.warm_dropped);
+}
+
+/* Once a second (rockCron()): a stock RDB written since the snapshot this
+ * server started from (BGSAVE, a save point, DEBUG RELOAD, a replica's full
+ * sync) is the newest saved state now. The snapshot and its checkpoint go,
+ * and with them the disk the checkpoint holds (table files the live RocksDB
+ * has compacted away since). */
+void rockWarmCron(void) {
+    if (!rock_warm.supersedes) return;
+    sds now = rockRdbIdentity(server.rdb_filename);
+    int superseded = strcmp(now, rock_warm.supersedes) != 0;
+    sdsfree(now);
+    if (!superseded) return;
+    rockSnapHeader h;
+    if (rockReadSnapHeader(rock_warm.snap_path, &h) == C_OK && !strcmp(h.pair, rock_warm.pair) &&
+        unlink(rock_warm.snap_path) == -1)
+        serverLog(LL_WARNING, "rock: can't remove the superseded snapshot '%s': %s", rock_warm.snap_path,
+                  strerror(errno));
+    rockSnapHeaderFree(&h);
+    sds cp = rockCheckpointPath(rock_warm.pair);
+    if (rockRemoveTree(cp) == -1)
+        serverLog(LL_WARNING, "rock: can't remove the checkpoint '%s': %s", cp, strerror(errno));
+    else
+        serverLog(LL_NOTICE, "rock: '%s' was saved after the keyspace snapshot '%s': the snapshot and its "
+                  "checkpoint are removed", server.rdb_filename, rock_warm.snap_path);
+    sdsfree(cp);
+    sdsfree(rock_warm.supersedes);
+    rock_warm.supersedes = NULL;
 }
 
 /* ---------------------------------------------------------------------------

@@ -100,18 +100,42 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-v
         assert_equal [string repeat "v2-" 40] [r get s:2]
     }
 
-    test {an RDB saved after the snapshot is the newest state: it loads, the snapshot and checkpoint go} {
+    test {an RDB saved after the snapshot is the newest state: the snapshot and its checkpoint go} {
+        assert_equal 1 [file exists [warm_snapshot]]
         r set s:1 changed-and-saved
         r save
         set digest [r debug digest]
+        wait_for_condition 100 50 {
+            ![file exists [warm_snapshot]] && [llength [warm_checkpoints]] == 0
+        } else {
+            fail "the superseded snapshot and checkpoint were not removed"
+        }
+        verify_log_message 0 "*was saved after the keyspace snapshot*" 0
         r set s:1 not-saved
         restart_server 0 true false 1 nosave
         assert_equal $digest [r debug digest]
         assert_equal changed-and-saved [r get s:1]
-        verify_log_message 0 "*was written after the keyspace snapshot*" 0
-        assert_equal 0 [file exists [warm_snapshot]]
-        assert_equal 0 [llength [warm_checkpoints]]
         assert_equal 0 [rock_field warm_values_reused]
+    }
+
+    test {an RDB put in place after a clean stop is the newest state: it loads, the snapshot goes} {
+        set dir [warm_dir]
+        file copy -force $dir/dump.rdb $dir/backup.rdb
+        set digest [r debug digest]
+        r set s:1 in-the-snapshot-only
+        r rock evict s:1
+        set rockdir [rock_info_field rock_dir]
+        set snap [warm_snapshot]
+        catch {r shutdown}
+        wait_for_condition 100 50 {[file exists $snap]} else { fail "no snapshot written" }
+        file delete $dir/dump.rdb
+        file copy $dir/backup.rdb $dir/dump.rdb
+        restart_server 0 true false
+        verify_log_message 0 "*was written after the keyspace snapshot*" 0
+        assert_equal $digest [r debug digest]
+        assert_equal changed-and-saved [r get s:1]
+        assert_equal 0 [file exists [warm_snapshot]]
+        assert_equal 0 [llength [glob -nocomplain -directory $rockdir checkpoint-*]]
     }
 
     test {keys that expired while the server was down are dropped at a warm start, with their records} {
