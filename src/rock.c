@@ -185,6 +185,7 @@ void rockCron(void) {
     if (!rock_store.db) return;
     rockForkStreaming();
     rockSizeToMaxmemory(0);
+    rockLoadingBulkEnd();
     rockRefreshExternalMemory();
     rockStaleSweep();
     rockSizingCron();

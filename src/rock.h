@@ -194,6 +194,8 @@ struct rockStore {
     rocksdb_cache_t *cache;
     rocksdb_filterpolicy_t *filter;
     long long opened_at;             /* unix time (ms) of the open */
+    redisAtomic int compactions_deferred; /* automatic compactions off (a
+                                      * load; set by the writer thread) */
     redisAtomic int l0_applied;      /* L0 files that start a compaction, as
                                       * RocksDB has it: set by the writer
                                       * thread once SetOptions took it */
@@ -347,8 +349,10 @@ void rockRecordSetAccess(sds rec, unsigned int lru);
 rocksdb_mergeoperator_t *rockCreateMergeOperator(void);
 void rockNoteError(const char *what, char *err);
 void rockStoreSetL0Trigger(int files);
+void rockStoreSetAutoCompactions(int on);
 void rockSizeToMaxmemory(int force);
 long long rockStoreProperty(const char *prop);
+long long rockStoreL0Files(void);
 size_t rockExternalMemory(void);
 size_t rockTableReadersMemory(void);
 void rockRefreshExternalMemory(void);
@@ -501,6 +505,7 @@ struct rockSnapshotState {
     int loading;       /* rdbLoad() reads the snapshot rock_warm.c paired */
     char *pair;        /* the pair id written / expected */
     char *supersedes;  /* identity of the stock RDB the snapshot supersedes */
+    char *checkpoint;  /* absolute path of the checkpoint it is paired with */
 };
 extern struct rockSnapshotState rock_snapshot;
 ssize_t rockRdbSaveAuxFields(rio *rdb);
@@ -556,6 +561,7 @@ int rockDefragEffort(size_t frag_bytes);
 int rockForkWait(int replication);
 size_t rockRssBound(void);
 void rockWriteRequestL0Trigger(int files);
+void rockWriteRequestCompactions(int on);
 long long rockWriteDiskFree(void);
 void rockWriteDetachChild(void);
 void rockWriteResume(void);
@@ -602,6 +608,7 @@ void rockEvictInit(void);
 void rockEvictNoteModified(redisDb *db, robj *key);
 void rockEvictNoteHot(redisDb *db, sds key);
 void rockLoadingMemoryCheck(redisDb *db);
+void rockLoadingBulkEnd(void);
 size_t rockEvictionMemory(void);
 size_t rockEvictionExcess(size_t upstream_tofree);
 void rockReplicaEvictions(void);

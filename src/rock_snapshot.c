@@ -10,7 +10,8 @@
  *
  *   - header aux fields (rockRdbSaveAuxFields(), rdbSaveInfoAuxFields(),
  *     patch 0040): the snapshot's format, its pair id, the identity of the
- *     stock-format RDB it supersedes, and the storage ids and split version
+ *     stock-format RDB it supersedes, where its checkpoint is, and the
+ *     storage ids and split version
  *     counter, so no storage id or version is used twice over a restart;
  *   - a cold key (rockRdbSaveCold(), patch 0013, while a snapshot is
  *     written): type byte ROCK_RDB_TYPE_REF, the key, then its Redis type
@@ -68,6 +69,7 @@ ssize_t rockRdbSaveAuxFields(rio *rdb) {
     const char *f[][2] = {{"rock-snapshot", ROCK_SNAPSHOT_FORMAT},
                           {"rock-pair", rock_snapshot.pair},
                           {"rock-supersedes", rock_snapshot.supersedes},
+                          {"rock-checkpoint", rock_snapshot.checkpoint},
                           {"rock-state", state}};
     for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
         if ((r = rdbSaveAuxFieldStrStr(rdb, (char *)f[i][0], (char *)f[i][1])) == -1) {

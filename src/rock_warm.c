@@ -30,7 +30,10 @@
  * snapshot, which is then removed with its checkpoint. Anything else
  * (checkpoint missing, damaged header, appendonly yes, rock-enabled no, a
  * checkpoint in rock-dir paired with a snapshot this server does not use)
- * refuses to start with a message saying what to do. A warm start rebuilds
+ * refuses to start with a message saying what to do. The checkpoint may be
+ * in another rock-dir than this start's (the default rock-<port> of another
+ * port): the snapshot names it, and its files are linked from there, that
+ * rock-dir locked meanwhile. A warm start rebuilds
  * rock-dir/rocksdb from the checkpoint (table files linked, the rest
  * copied: RocksDB appends to its MANIFEST), so the checkpoint stays as it
  * was, then loadDataFromDisk() loads the snapshot (patch 0042): keys and
@@ -52,6 +55,8 @@ static struct {
     char *snap_path;  /* absolute path of this server's snapshot */
     char *abs_dir;    /* rock-dir */
     char *pair;       /* the pair this start uses (NULL: full load) */
+    sds source;       /* its checkpoint, when in another rock-dir (NULL: ours) */
+    int source_lock;  /* that rock-dir's lock, held until its files are linked */
     sds supersedes;   /* ...and the stock RDB its snapshot superseded */
     long long start_us;
 } rock_warm;
@@ -81,13 +86,14 @@ static sds rockCheckpointPath(const char *pair) {
 /* The header fields of a snapshot: rock-pair, rock-supersedes,
  * rock-snapshot. Returns C_ERR when the file is not a sound snapshot. */
 typedef struct rockSnapHeader {
-    sds format, pair, supersedes;
+    sds format, pair, supersedes, checkpoint;
 } rockSnapHeader;
 
 static void rockSnapHeaderFree(rockSnapHeader *h) {
     sdsfree(h->format);
     sdsfree(h->pair);
     sdsfree(h->supersedes);
+    sdsfree(h->checkpoint);
     memset(h, 0, sizeof(*h));
 }
 
@@ -107,14 +113,15 @@ static int rockReadSnapHeader(const char *path, rockSnapHeader *h) {
         } else {
             sds *f = !strcasecmp(k->ptr, "rock-snapshot") ? &h->format
                      : !strcasecmp(k->ptr, "rock-pair")   ? &h->pair
-                     : !strcasecmp(k->ptr, "rock-supersedes") ? &h->supersedes : NULL;
+                     : !strcasecmp(k->ptr, "rock-supersedes") ? &h->supersedes
+                     : !strcasecmp(k->ptr, "rock-checkpoint") ? &h->checkpoint : NULL;
             if (f && *f == NULL) *f = sdsdup(v->ptr);
         }
         if (k) decrRefCount(k);
         if (v) decrRefCount(v);
     }
     fclose(fp);
-    if (!ok || h->format == NULL || h->pair == NULL || h->supersedes == NULL) return C_ERR;
+    if (!ok || h->format == NULL || h->pair == NULL || h->supersedes == NULL || h->checkpoint == NULL) return C_ERR;
     return C_OK;
 }
 
@@ -207,6 +214,35 @@ static void rockWarmAofCheck(const char *snap) {
     if (unlink(snap) == -1) rockFatal("can't remove the outdated snapshot '%s': %s", snap, strerror(errno));
 }
 
+/* Is `cp` a complete checkpoint of pair `pair`, paired with snapshot `snap`? */
+static int rockCheckpointPaired(const char *cp, const char *pair, const char *snap) {
+    sds p, s;
+    int ok = rockReadPairFile(cp, &p, &s) == C_OK && !strcmp(p, pair) && !strcmp(s, snap);
+    sdsfree(p);
+    sdsfree(s);
+    return ok;
+}
+
+/* Lock the rock-dir that holds the checkpoint a warm start links from, as
+ * its own server would: a server running there may be about to replace
+ * it. */
+static void rockWarmLockSource(void) {
+    sds lock = sdsnew(rock_warm.source);
+    char *slash = strrchr(lock, '/');
+    if (slash) sdsrange(lock, 0, slash - lock - 1);
+    lock = sdscatfmt(lock, "/%s", ROCK_LOCK_FILE);
+    int fd = open(lock, O_RDWR | O_CLOEXEC);
+    struct flock fl = {0};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fd == -1 || fcntl(fd, F_SETLK, &fl) == -1)
+        rockFatal("the keyspace snapshot's checkpoint '%s' is in a rock-dir in use by another running server "
+                  "(or its lock '%s' can't be taken: %s); stop that server first", rock_warm.source, lock,
+                  strerror(errno));
+    rock_warm.source_lock = fd;
+    sdsfree(lock);
+}
+
 /* rockStartup(), the lock on rock-dir held and before RocksDB's folder is
  * emptied: decide between a warm start and the full load (see the top of
  * this file). */
@@ -241,15 +277,22 @@ void rockWarmChoose(const char *abs_dir) {
     }
     if (!have) rockSnapHeaderFree(&h);
     if (have) {
-        sds cp = rockCheckpointPath(h.pair), p, s;
-        int ok = rockReadPairFile(cp, &p, &s) == C_OK && !strcmp(p, h.pair) && !strcmp(s, snap);
-        if (!ok)
-            rockFatal("the keyspace snapshot '%s' is the newest saved state, and its values are in the "
-                          "checkpoint '%s', which is missing or incomplete (was rock-dir changed? it is '%s'). "
-                          "Start with the rock-dir it was written with, or remove the snapshot to start from the "
-                          "older '%s'.", snap, cp, abs_dir, server.rdb_filename);
-        sdsfree(p);
-        sdsfree(s);
+        sds cp = rockCheckpointPath(h.pair);
+        if (!rockCheckpointPaired(cp, h.pair, snap)) {
+            /* The snapshot's checkpoint is in another rock-dir (the default
+             * rock-<port> of another port, a rock-dir changed in the
+             * config): its files are linked from there, that rock-dir
+             * locked meanwhile, when it is the snapshot's own. */
+            if (strcmp(h.checkpoint, cp) == 0 || !rockCheckpointPaired(h.checkpoint, h.pair, snap))
+                rockFatal("the keyspace snapshot '%s' is the newest saved state, and its values are in the "
+                          "checkpoint '%s', which is missing or incomplete (rock-dir is '%s'). Start with the "
+                          "rock-dir it was written with, or remove the snapshot to start from the older '%s'.",
+                          snap, h.checkpoint, abs_dir, server.rdb_filename);
+            rock_warm.source = sdsdup(h.checkpoint);
+            rockWarmLockSource();
+            serverLog(LL_NOTICE, "rock: the keyspace snapshot's checkpoint is '%s', in another rock-dir: its "
+                      "files are linked into '%s'", rock_warm.source, abs_dir);
+        }
         sdsfree(cp);
         rock_warm.pair = zstrdup(h.pair);
         rock_warm.supersedes = sdsdup(h.supersedes);
@@ -268,7 +311,7 @@ static int rockHasSuffix(const char *name, const char *suffix) {
  * never changes them), the rest (MANIFEST, CURRENT, OPTIONS) copied. */
 void rockWarmPopulate(const char *db_path) {
     if (!rock_warm.pair) return;
-    sds cp = rockCheckpointPath(rock_warm.pair);
+    sds cp = rock_warm.source ? sdsdup(rock_warm.source) : rockCheckpointPath(rock_warm.pair);
     DIR *d = opendir(cp);
     if (d == NULL) rockFatal("can't open the checkpoint '%s': %s", cp, strerror(errno));
     struct dirent *e;
@@ -278,14 +321,25 @@ void rockWarmPopulate(const char *db_path) {
         sds dst = sdscatfmt(sdsempty(), "%s/%s", db_path, e->d_name);
         int linked = rockHasSuffix(e->d_name, ".sst") || rockHasSuffix(e->d_name, ".blob");
         if ((linked ? link(src, dst) : rockCopyFile(src, dst)) == -1)
-            rockFatal("can't %s '%s' to '%s' for a warm start: %s", linked ? "link" : "copy", src, dst,
-                          strerror(errno));
+            rockFatal("can't %s '%s' to '%s' for a warm start: %s%s", linked ? "link" : "copy", src, dst,
+                      strerror(errno), errno == EXDEV ? " (a checkpoint is hard links: start with the rock-dir "
+                      "it was written in, or remove the snapshot to start from the older RDB)" : "");
         sdsfree(src);
         sdsfree(dst);
     }
     closedir(d);
     if (rockFsyncPath(db_path, 1) == -1) rockFatal("can't fsync '%s': %s", db_path, strerror(errno));
     sdsfree(cp);
+    if (rock_warm.source) {
+        close(rock_warm.source_lock);
+        rock_warm.source_lock = -1;
+    }
+}
+
+/* The checkpoint the snapshot this server started from names: in its
+ * rock-dir, or where it was linked from. */
+static sds rockWarmSourcePath(void) {
+    return rock_warm.source ? sdsdup(rock_warm.source) : rockCheckpointPath(rock_warm.pair);
 }
 
 /* Does this start reuse a checkpoint? */
@@ -342,7 +396,7 @@ void rockWarmCron(void) {
         serverLog(LL_WARNING, "rock: can't remove the superseded snapshot '%s': %s", rock_warm.snap_path,
                   strerror(errno));
     rockSnapHeaderFree(&h);
-    sds cp = rockCheckpointPath(rock_warm.pair);
+    sds cp = rockWarmSourcePath();
     if (rockRemoveTree(cp) == -1)
         serverLog(LL_WARNING, "rock: can't remove the checkpoint '%s': %s", cp, strerror(errno));
     else
@@ -351,6 +405,8 @@ void rockWarmCron(void) {
     sdsfree(cp);
     sdsfree(rock_warm.supersedes);
     rock_warm.supersedes = NULL;
+    sdsfree(rock_warm.source);
+    rock_warm.source = NULL;
 }
 
 /* ---------------------------------------------------------------------------
@@ -417,10 +473,12 @@ int rockShutdownSnapshot(rdbSaveInfo *rsi) {
         rock_snapshot.writing = 1;
         rock_snapshot.pair = pair;
         rock_snapshot.supersedes = supersedes;
+        rock_snapshot.checkpoint = cp;
         ok = rdbSave(SLAVE_REQ_NONE, rock_warm.snap_path, rsi) == C_OK;
         rock_snapshot.writing = 0;
         rock_snapshot.pair = NULL;
         rock_snapshot.supersedes = NULL;
+        rock_snapshot.checkpoint = NULL;
     }
     sdsfree(supersedes);
     if (!ok) {
@@ -430,6 +488,13 @@ int rockShutdownSnapshot(rdbSaveInfo *rsi) {
         return C_ERR;
     }
     rockWarmSweepCheckpoints(pair, 0);
+    if (rock_warm.source) {
+        /* The checkpoint this server started from, in another rock-dir:
+         * no snapshot names it any more. */
+        rockRemoveTree(rock_warm.source);
+        sdsfree(rock_warm.source);
+        rock_warm.source = NULL;
+    }
     serverLog(LL_NOTICE, "rock: warm-restart snapshot '%s' written with checkpoint '%s' in %.3f s "
               "(%lld keys, %lld of them cold)", rock_warm.snap_path, cp, (double)(ustime() - start) / 1e6,
               dbTotalServerKeyCount(), rockColdKeys());

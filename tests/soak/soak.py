@@ -42,7 +42,8 @@ filled up (a file taking all but a few MB of its tmpfs) and freed again
 while the load runs; BGSAVE and BGREWRITEAOF under load; CONFIG SET
 maxmemory swinging between half and twice the base (a 4x step each way);
 DEBUG RELOAD; SIGTERM of the master under load and restart; FLUSHDB (and the
-dataset loaded again).
+dataset loaded again); SHUTDOWN SAVE of the replica and its warm start (values
+on disk reused: rock_warm_values_reused > 0), then a resync checked by digest.
 
 It asserts, and prints as "soak: N passed, N failed": no wrong value read;
 no acknowledged write lost (every key of the model read back after each
@@ -995,6 +996,39 @@ class Soak:
         finally:
             self.resume()
 
+    def fault_warm_replica(self):
+        """SHUTDOWN SAVE of the replica under load: a keyspace snapshot paired
+        with a RocksDB checkpoint. It starts warm (values on disk reused, not
+        loaded again), resyncs, and its digest must equal the master's."""
+        self.bank_rock_counters("replica")
+        t = time.time()
+        try:
+            c = connect(self.a.port + 1, 60)
+            c.execute_command("SHUTDOWN", "SAVE")
+        except (RConnError, RTimeoutError, OSError):
+            pass  # the connection closes as the server exits
+        try:
+            self.replica.proc.wait(timeout=SHUTDOWN_LIMIT_S)
+        except subprocess.TimeoutExpired:
+            self.replica.kill9()
+            self.fail("shutdown", "replica did not exit within %d s of SHUTDOWN SAVE" % SHUTDOWN_LIMIT_S)
+        stop = time.time() - t
+        t = time.time()
+        self.replica.start()
+        self.replica.wait_ready()
+        reused = int(info_of(self.a.port + 1, "rock").get("rock_warm_values_reused", 0))
+        log("replica stopped in %.1f s, warm start in %.1f s, %d values reused on disk"
+            % (stop, time.time() - t, reused))
+        if reused > 0:
+            self.ok()
+        else:
+            self.fail("warm restart", "the replica's start after SHUTDOWN SAVE reused no value on disk")
+        self.pause()
+        try:
+            self.check_replica("after the replica's warm restart")
+        finally:
+            self.resume()
+
     def fault_disk_full(self):
         """The master's rock-dir filled to under rock-min-free-disk while the
         load runs, freed after --full-seconds; -OOM is allowed from the fill
@@ -1184,7 +1218,7 @@ class Soak:
             self.resume()
 
     FAULTS = ("kill_master", "kill_replica", "disk_full", "bgsave", "maxmemory",
-              "debug_reload", "sigterm_master", "flushdb")
+              "debug_reload", "sigterm_master", "flushdb", "warm_replica")
 
     def run_fault(self, name):
         log("fault: %s" % name)
@@ -1196,6 +1230,8 @@ class Soak:
             self.fault_kill_master(sigterm=True)
         elif name == "kill_replica":
             self.fault_kill_replica()
+        elif name == "warm_replica":
+            self.fault_warm_replica()
         elif name == "disk_full":
             self.fault_disk_full()
         elif name == "bgsave":

@@ -549,3 +549,48 @@ start_server {tags {"rock repl external:skip needs:debug"} overrides {rock-enabl
         }
     }
 }
+
+start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-value-size 0 maxmemory-policy allkeys-lru}} {
+    test {A load that moves values to disk defers RocksDB's compactions to its end, then compacts the pile} {
+        # 30,000 values of 1 KB (random: they do not compress) against a 4 MB
+        # maxmemory: ~30 MB through 2 MB memtables, some 15 L0 files.
+        r flushall
+        r config set maxmemory 0
+        set pool [rock_random_pool 16 1000]
+        for {set i 0} {$i < 30000} {incr i 1000} {
+            set args {}
+            for {set j $i} {$j < $i + 1000} {incr j} { lappend args k:$j "[lindex $pool [expr {$j % 16}]]$j" }
+            r mset {*}$args
+        }
+        set digest [r debug digest]
+        r save
+        r config set maxmemory 4mb
+        # A full load (no keyspace snapshot), slow enough to look inside.
+        r config set rock-warm-restart no
+        r config set key-load-delay 100
+        r config rewrite
+        restart_server 0 false false
+        wait_for_condition 500 20 {
+            [catch {r info rock} info] == 0 && [getInfoProperty $info rock_rocksdb_l0_files] > 6
+        } else {
+            fail "L0 files never piled up while loading"
+        }
+        assert_equal 1 [getInfoProperty [r info rock] rock_rocksdb_compactions_deferred]
+        assert_equal 1 [s loading]
+        wait_for_condition 1000 50 {
+            [s loading] == 0
+        } else {
+            fail "the load never ended"
+        }
+        # Once loaded, compactions run again and take the pile down.
+        wait_for_condition 200 50 {
+            [rock_field rocksdb_compactions_deferred] == 0 && [rock_field rocksdb_l0_files] < 4
+        } else {
+            fail "compactions did not resume after the load ([rock_field rocksdb_l0_files] L0 files)"
+        }
+        r config set key-load-delay 0
+        r config set rock-warm-restart yes
+        assert_equal $digest [r debug digest]
+        assert {[rock_field cold_keys] > 25000}
+    }
+}

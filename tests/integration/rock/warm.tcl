@@ -162,6 +162,33 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-v
 }
 
 start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-value-size 0 maxmemory-policy allkeys-lru}} {
+    test {a server started on another port in the same dir links the snapshot's checkpoint from the old rock-dir} {
+        for {set i 0} {$i < 100} {incr i} { r set p:$i [string repeat "p$i" 50] }
+        r rock evict {*}[warm_names p: 100]
+        set digest [r debug digest]
+        set dir [warm_dir]
+        set old_rockdir [rock_info_field rock_dir]
+        set snap [warm_snapshot]
+        catch {r shutdown}
+        wait_for_condition 100 50 {[file exists $snap]} else { fail "no snapshot written" }
+        # The default rock-dir is rock-<port>: another port, another rock-dir.
+        start_server [list overrides [list dir $dir rock-enabled yes rock-min-value-size 0]] {
+            assert {[rock_info_field rock_dir] ne $old_rockdir}
+            assert_equal $digest [r debug digest]
+            assert_equal 100 [rock_field warm_values_reused]
+            verify_log_message 0 "*checkpoint is '$old_rockdir/checkpoint-*', in another rock-dir*" 0
+            assert_equal [string repeat "p7" 50] [r get p:7]
+            # Its next stop pairs its own checkpoint; the old one goes.
+            set newdir [rock_info_field rock_dir]
+            restart_server 0 true false
+            assert_equal $digest [r debug digest]
+            assert_equal 1 [llength [glob -nocomplain -directory $newdir checkpoint-*]]
+            assert_equal 0 [llength [glob -nocomplain -directory $old_rockdir checkpoint-*]]
+        }
+    }
+}
+
+start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-value-size 0 maxmemory-policy allkeys-lru}} {
     test {a warm-restarted master and its replica continue with a partial resync} {
         start_server {overrides {rock-enabled yes rock-min-value-size 0}} {
             set replica [srv 0 client]
