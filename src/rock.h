@@ -524,6 +524,7 @@ void rockWarmPopulate(const char *db_path);
 int rockWarmStarting(void);
 void rockWarmOpened(void);
 void rockWarmCron(void);
+void rockWarmCheckpointBytes(long long *bytes, long long *own);
 const char *rockStartupRdbFile(void);
 void rockStartupRdbLoaded(int ret);
 int rockShutdownSnapshot(rdbSaveInfo *rsi);

@@ -20,7 +20,7 @@ typedef struct rockFigure {
     int is_percent;
 } rockFigure;
 
-#define ROCK_MAX_FIGURES 112
+#define ROCK_MAX_FIGURES 128
 
 /* ---------------------------------------------------------------------------
  * Counters and latency
@@ -149,6 +149,10 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"loading_peak_memory", s.loading_peak_memory};
     f[n++] = (rockFigure){"warm_values_reused", s.warm_reused};
     f[n++] = (rockFigure){"warm_records_dropped", s.warm_dropped};
+    long long cp_bytes, cp_own;
+    rockWarmCheckpointBytes(&cp_bytes, &cp_own);
+    f[n++] = (rockFigure){"warm_checkpoint_bytes", cp_bytes};
+    f[n++] = (rockFigure){"warm_checkpoint_own_bytes", cp_own};
     f[n++] = (rockFigure){"value_hits_ram", s.value_hits_ram};
     f[n++] = (rockFigure){"value_hits_disk", s.value_hits_disk};
     const char *why;

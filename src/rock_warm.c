@@ -59,6 +59,10 @@ static struct {
     int source_lock;  /* that rock-dir's lock, held until its files are linked */
     sds supersedes;   /* ...and the stock RDB its snapshot superseded */
     long long start_us;
+    long long cp_bytes;     /* the checkpoint's files (rockWarmCron()) */
+    long long cp_own_bytes; /* ...of them, the table and blob files the live
+                             * RocksDB no longer links (compacted away
+                             * since): disk the checkpoint alone holds */
 } rock_warm;
 
 /* ---------------------------------------------------------------------------
@@ -384,7 +388,34 @@ void rockStartupRdbLoaded(int ret) {
  * sync) is the newest saved state now. The snapshot and its checkpoint go,
  * and with them the disk the checkpoint holds (table files the live RocksDB
  * has compacted away since). */
+static void rockWarmMeasure(void) {
+    rock_warm.cp_bytes = rock_warm.cp_own_bytes = 0;
+    if (!rock_warm.supersedes) return;
+    sds cp = rockWarmSourcePath();
+    DIR *d = opendir(cp);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        struct stat st;
+        sds f = sdscatfmt(sdsempty(), "%s/%s", cp, e->d_name);
+        if (e->d_name[0] != '.' && stat(f, &st) == 0 && S_ISREG(st.st_mode)) {
+            rock_warm.cp_bytes += st.st_size;
+            int table = rockHasSuffix(e->d_name, ".sst") || rockHasSuffix(e->d_name, ".blob");
+            if (table && st.st_nlink == 1) rock_warm.cp_own_bytes += st.st_size;
+        }
+        sdsfree(f);
+    }
+    if (d) closedir(d);
+    sdsfree(cp);
+}
+
+/* The checkpoint's size, for ROCK REPORT (measured once a second). */
+void rockWarmCheckpointBytes(long long *bytes, long long *own) {
+    *bytes = rock_warm.cp_bytes;
+    *own = rock_warm.cp_own_bytes;
+}
+
 void rockWarmCron(void) {
+    rockWarmMeasure();
     if (!rock_warm.supersedes) return;
     sds now = rockRdbIdentity(server.rdb_filename);
     int superseded = strcmp(now, rock_warm.supersedes) != 0;
@@ -407,6 +438,7 @@ void rockWarmCron(void) {
     rock_warm.supersedes = NULL;
     sdsfree(rock_warm.source);
     rock_warm.source = NULL;
+    rockWarmMeasure();
 }
 
 /* ---------------------------------------------------------------------------

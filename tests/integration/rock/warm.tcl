@@ -64,6 +64,14 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-v
         assert_equal 0 [rock_field writes]
         assert_equal 0 [rock_field element_writes]
         assert_equal warm [r fcall warmf 0]
+        # The checkpoint it started from: its size, none of it held by the
+        # checkpoint alone yet (the live RocksDB links every file).
+        wait_for_condition 50 100 {
+            [rock_field warm_checkpoint_bytes] > 100000
+        } else {
+            fail "no checkpoint size: [rock_field warm_checkpoint_bytes]"
+        }
+        assert_equal 0 [rock_field warm_checkpoint_own_bytes]
         assert_equal [string repeat "v7-" 40] [r get s:7]
         assert_equal 1500 [r zcard z]
         assert {[r ttl s:3] > 40000}
