@@ -185,7 +185,6 @@ void rockCron(void) {
     if (!rock_store.db) return;
     rockForkStreaming();
     rockSizeToMaxmemory(0);
-    rockLoadingBulkEnd();
     rockRefreshExternalMemory();
     rockStaleSweep();
     rockSizingCron();

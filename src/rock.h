@@ -194,8 +194,6 @@ struct rockStore {
     rocksdb_cache_t *cache;
     rocksdb_filterpolicy_t *filter;
     long long opened_at;             /* unix time (ms) of the open */
-    redisAtomic int compactions_deferred; /* automatic compactions off (a
-                                      * load; set by the writer thread) */
     redisAtomic int l0_applied;      /* L0 files that start a compaction, as
                                       * RocksDB has it: set by the writer
                                       * thread once SetOptions took it */
@@ -349,7 +347,6 @@ void rockRecordSetAccess(sds rec, unsigned int lru);
 rocksdb_mergeoperator_t *rockCreateMergeOperator(void);
 void rockNoteError(const char *what, char *err);
 void rockStoreSetL0Trigger(int files);
-void rockStoreSetAutoCompactions(int on);
 void rockSizeToMaxmemory(int force);
 long long rockStoreProperty(const char *prop);
 long long rockStoreL0Files(void);
@@ -562,7 +559,6 @@ int rockDefragEffort(size_t frag_bytes);
 int rockForkWait(int replication);
 size_t rockRssBound(void);
 void rockWriteRequestL0Trigger(int files);
-void rockWriteRequestCompactions(int on);
 long long rockWriteDiskFree(void);
 void rockWriteDetachChild(void);
 void rockWriteResume(void);
@@ -609,7 +605,6 @@ void rockEvictInit(void);
 void rockEvictNoteModified(redisDb *db, robj *key);
 void rockEvictNoteHot(redisDb *db, sds key);
 void rockLoadingMemoryCheck(redisDb *db);
-void rockLoadingBulkEnd(void);
 size_t rockEvictionMemory(void);
 size_t rockEvictionExcess(size_t upstream_tofree);
 void rockReplicaEvictions(void);

@@ -810,46 +810,6 @@ static void rockLoadingTrimCheck(void) {
     rockWriteRequestTrim();
 }
 
-/* A load that moves values to disk writes them once; compacting while it
- * runs rewrites each of them again and again (a uniform key range: every
- * L0 file overlaps the whole base level), at about half the CPU of a load
- * on two cores. So while loading, RocksDB's automatic compactions are
- * off: its L0 files pile up (reads are few: nothing is served), and
- * rockLoadingBulkEnd() turns compactions back on once the load is over,
- * which compacts the pile once, in the background. Past ROCK_BULK_MAX_L0
- * files (checked once a second), they go back on until the pile is under
- * half of that: a load larger than that many memtables is compacted in as
- * many big steps, each file opened by a table reader in the meantime. */
-#define ROCK_BULK_MAX_L0 400
-static int rock_bulk;     /* compactions asked off for a load */
-static int rock_bulk_on;  /* ...and asked on again past ROCK_BULK_MAX_L0 */
-
-static void rockLoadingBulk(void) {
-    static monotime last;
-    if (!rock_bulk) {
-        rock_bulk = 1;
-        rock_bulk_on = 0;
-        rockWriteRequestCompactions(0);
-        return;
-    }
-    monotime now = getMonotonicUs();
-    if (now - last < 1000000) return;
-    last = now;
-    long long l0 = rockStoreL0Files();
-    int want_on = rock_bulk_on ? l0 > ROCK_BULK_MAX_L0 / 2 : l0 >= ROCK_BULK_MAX_L0;
-    if (want_on != rock_bulk_on) {
-        rock_bulk_on = want_on;
-        rockWriteRequestCompactions(want_on);
-    }
-}
-
-/* rockCron(): a load that turned compactions off is over. */
-void rockLoadingBulkEnd(void) {
-    if (!rock_bulk || server.loading) return;
-    rock_bulk = 0;
-    if (!rock_bulk_on) rockWriteRequestCompactions(1);
-}
-
 /* Loading (an RDB, an AOF, a replica's full sync) runs no command, so no
  * eviction: over maxmemory, move values out as keys arrive, so a dataset
  * larger than RAM loads. Only into the live keyspace: a diskless load into
@@ -860,7 +820,6 @@ void rockLoadingMemoryCheck(redisDb *db) {
     rockLoadingTrimCheck();
     if (!rock_store.db || !server.maxmemory || db < server.db || db >= server.db + server.dbnum) return;
     if (zmalloc_used_memory() <= server.maxmemory) return;
-    rockLoadingBulk();
     rockPerformEvictions();
 }
 

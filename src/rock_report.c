@@ -237,9 +237,6 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"rocksdb_estimated_keys", rockStoreProperty("rocksdb.estimate-num-keys")};
     f[n++] = (rockFigure){"rocksdb_write_stopped", rockStoreProperty("rocksdb.is-write-stopped")};
     f[n++] = (rockFigure){"rocksdb_l0_files", rockStoreL0Files()};
-    int deferred;
-    atomicGet(rock_store.compactions_deferred, deferred);
-    f[n++] = (rockFigure){"rocksdb_compactions_deferred", rock_store.db ? deferred : 0};
     int l0_applied;
     atomicGet(rock_store.l0_applied, l0_applied);
     f[n++] = (rockFigure){"rocksdb_l0_compaction_trigger", rock_store.db ? l0_applied : 0};

@@ -474,23 +474,6 @@ void rockStoreSetL0Trigger(int files) {
     atomicSet(rock_store.l0_applied, files);
 }
 
-/* Turn RocksDB's automatic compactions off (`on` 0) or back on. Off, L0
- * files pile up without slowing writes down (RocksDB applies its L0 and
- * pending-bytes stalls only with compactions on). SetOptions writes a file:
- * called by the writer thread (rockWriteRequestCompactions()). */
-void rockStoreSetAutoCompactions(int on) {
-    char *err = NULL;
-    const char *keys[1] = {"disable_auto_compactions"};
-    const char *vals[1] = {on ? "false" : "true"};
-    rocksdb_set_options(rock_store.db, 1, keys, vals, &err);
-    if (err) {
-        serverLog(LL_WARNING, "rock: can't turn RocksDB's automatic compactions %s: %s", on ? "on" : "off", err);
-        rocksdb_free(err);
-        return;
-    }
-    atomicSet(rock_store.compactions_deferred, !on);
-}
-
 /* ---------------------------------------------------------------------------
  * The RocksDB handle: options, open, close, live changes
  * ------------------------------------------------------------------------ */
@@ -684,7 +667,6 @@ static int rockStoreOpenDb(char **err) {
         rock_store.db = NULL;
         return C_ERR;
     }
-    atomicSet(rock_store.compactions_deferred, 0); /* rock_store.opts: on */
     if (rock_store.real_db_path == NULL) {
         char *real = realpath(rock_store.db_path, NULL);
         if (real) {

@@ -98,7 +98,6 @@ typedef struct rockWriteBatch {
 #define ROCK_JOB_MEASURE (1 << 1) /* mallinfo2() */
 #define ROCK_JOB_PURGE (1 << 2)   /* jemalloc's dirty pages back */
 #define ROCK_JOB_L0 (1 << 3)      /* RocksDB's L0 trigger set to l0_trigger */
-#define ROCK_JOB_COMPACTIONS (1 << 4) /* automatic compactions set to compactions */
 
 static struct {
     rockHandoff h;            /* h.queue: rockWriteOp waiting for the writer;
@@ -108,7 +107,6 @@ static struct {
     size_t staged_bytes;      /* ...and the bytes they carry */
     int jobs;                 /* ROCK_JOB_* asked for and not run yet */
     int l0_trigger;           /* ROCK_JOB_L0's value (rockWriteRequestL0Trigger) */
-    int compactions;          /* ROCK_JOB_COMPACTIONS's (rockWriteRequestCompactions) */
     /* Main thread only. */
     dict *pending;            /* skey -> rockPendingValue */
     dict *elements;           /* element key -> its last queued element op,
@@ -241,13 +239,6 @@ static void *rockWriterMain(void *arg) {
             rock_wr.jobs &= ~ROCK_JOB_L0;
             pthread_mutex_unlock(&rock_wr.h.lock);
             rockStoreSetL0Trigger(files);
-            continue;
-        }
-        if (jobs & ROCK_JOB_COMPACTIONS) {
-            int on = rock_wr.compactions;
-            rock_wr.jobs &= ~ROCK_JOB_COMPACTIONS;
-            pthread_mutex_unlock(&rock_wr.h.lock);
-            rockStoreSetAutoCompactions(on);
             continue;
         }
         if (jobs & ROCK_JOB_PURGE) {
@@ -902,7 +893,6 @@ static void rockWriteAsk(int job, int files) {
     pthread_mutex_lock(&rock_wr.h.lock);
     rock_wr.jobs |= job;
     if (job == ROCK_JOB_L0) rock_wr.l0_trigger = files;
-    if (job == ROCK_JOB_COMPACTIONS) rock_wr.compactions = files;
     pthread_cond_signal(&rock_wr.h.work);
     pthread_mutex_unlock(&rock_wr.h.lock);
 }
@@ -934,11 +924,6 @@ void rockWriteRequestPurge(void) {
  * SetOptions call writes a file: not on the event loop). */
 void rockWriteRequestL0Trigger(int files) {
     rockWriteAsk(ROCK_JOB_L0, files);
-}
-
-/* Ask the writer thread to turn RocksDB's automatic compactions on or off. */
-void rockWriteRequestCompactions(int on) {
-    rockWriteAsk(ROCK_JOB_COMPACTIONS, on);
 }
 
 /* Writes queued or being committed. */
