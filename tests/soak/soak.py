@@ -1059,29 +1059,28 @@ class Soak:
             return None
 
     def fill_disk(self, filler, leave):
-        # In steps: RocksDB writes meanwhile, so the free space shrinks
-        # under the filler; stop at ENOSPC or when little enough is left.
-        step = 16 * MB
-        with open(filler, "wb") as f:
-            done = 0
-            while True:
-                st = os.statvfs(self.mnt)
-                free = st.f_bavail * st.f_frsize
-                if free <= leave:
-                    break
-                try:
-                    os.posix_fallocate(f.fileno(), done, min(step, free - leave))
-                except OSError:
-                    break
-                done += min(step, free - leave)
-        log("disk full: %d MB filler, %d MB left" % (done // MB, leave // MB))
+        # Tops the filler up until the server reports the disk full: RocksDB
+        # writes and deletes meanwhile (a compaction takes space for its new
+        # tables, then frees the old ones), so one pass of fallocate can fail
+        # on a moment's shortage and leave more free than the reserve once
+        # the compaction is done.
+        f = open(filler, "wb")
+        self.filled = 0
         c = connect(self.a.port, 30)
         t = time.time()
-        while time.time() - t < 60:
-            if parse_info(c.execute_command("INFO", "rock")).get("rock_disk_full") == "1":
-                break
-            time.sleep(0.2)
-        full = parse_info(c.execute_command("INFO", "rock")).get("rock_disk_full") == "1"
+        full = False
+        try:
+            while time.time() - t < 60:
+                self.top_up(f, leave)
+                if parse_info(c.execute_command("INFO", "rock")).get("rock_disk_full") == "1":
+                    full = True
+                    break
+                time.sleep(0.2)
+        finally:
+            f.close()
+        st = os.statvfs(self.mnt)
+        left = st.f_bavail * st.f_frsize // MB
+        log("disk full: %d MB filler, %d MB left (aimed at %d MB)" % (self.filled // MB, left, leave // MB))
         self.stop.wait(self.a.full_seconds)
         os.unlink(filler)
         t = time.time()
@@ -1094,11 +1093,29 @@ class Soak:
             time.sleep(0.2)
         c.close()
         if not full:
-            self.fail("disk full", "the filler left %d MB free but rock_disk_full never became 1" % (leave // MB))
+            self.fail("disk full", "the filler kept the free space near %d MB for 60 s (%d MB at the end) "
+                      "but rock_disk_full never became 1" % (leave // MB, left))
         elif not resumed:
             self.fail("disk full", "eviction did not resume within 60 s of freeing the disk")
         else:
             self.ok()
+
+    def top_up(self, f, leave):
+        """Grows the filler until at most `leave` bytes are free on the
+        mount, in steps of at most 16 MB; a step refused for want of space
+        is halved, down to 1 MB."""
+        step = 16 * MB
+        while step >= MB:
+            st = os.statvfs(self.mnt)
+            free = st.f_bavail * st.f_frsize
+            if free <= leave:
+                return
+            n = min(step, free - leave)
+            try:
+                os.posix_fallocate(f.fileno(), self.filled, n)
+                self.filled += n
+            except OSError:
+                step //= 2
 
     def run_child(self, c, cmd):
         """BGSAVE or BGREWRITEAOF, retried while another child refuses it,
