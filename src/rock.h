@@ -319,6 +319,7 @@ static inline void rockCleanMarkTouched(dictEntry *ce) {
 /* rock_store.c: sentinels, record format, RocksDB primitives. */
 void rockStoreInit(void);
 #define ROCK_L0_TRIGGER_DEFAULT 4 /* RocksDB's; rock.c raises it while writes come fast */
+#define ROCK_L0_TRIGGER_LOAD 24   /* rock.c's while a load moves values to disk */
 int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **err);
 int rockStoreReopen(char **err);
 void rockStoreClose(int all);
@@ -530,6 +531,7 @@ int rockShutdownSnapshot(rdbSaveInfo *rsi);
 void rockLoadingSpill(robj *o, sds key, int dbid);
 robj *rockLoadingObjectDone(robj *o, sds key, int dbid);
 void rockLoadingKeyDone(redisDb *db);
+sds rockLoadingTakeLastKey(int *dbid);
 void rockLoadingReset(void);
 
 /* rock_compact.c: compacting flushed databases' ranges. */
@@ -551,6 +553,7 @@ int rockDiskLow(void);
 long long rockWriteHalt(void);
 long long rockWriteOutstanding(void);
 void rockWriteRequestTrim(void);
+void rockWriteTick(void);
 void rockWriteRequestMeasure(void);
 void rockWriteRequestPurge(void);
 void rockPurgeCheck(void);

@@ -148,7 +148,31 @@ void rockLoadingSpill(robj *o, sds key, int dbid) {
 
 /* rdbLoadObject(): `o` is complete. Returns it, or, when it was spilled,
  * the rest spilled too, its type's cold sentinel (the key is added cold). */
+/* The key rdbLoadObject() loaded last into the server's own databases (a
+ * copy, its buffer reused), while over maxmemory: eviction moves its value
+ * out first (rockLoadingTakeLastKey()). */
+static sds rock_load_last;
+static int rock_load_last_db = -1;
+
+static void rockLoadingNoteKey(sds key, int dbid) {
+    if (!server.loading || !server.maxmemory || zmalloc_used_memory() <= server.maxmemory ||
+        !rockLoadingMainDbs())
+        return;
+    rock_load_last = sdscpylen(rock_load_last ? rock_load_last : sdsempty(), key, sdslen(key));
+    rock_load_last_db = dbid;
+}
+
+/* The key loaded last, once (NULL when none was noted since). The key may
+ * have been dropped since (expired on a master): look it up. */
+sds rockLoadingTakeLastKey(int *dbid) {
+    if (rock_load_last_db < 0) return NULL;
+    *dbid = rock_load_last_db;
+    rock_load_last_db = -1;
+    return rock_load_last;
+}
+
 robj *rockLoadingObjectDone(robj *o, sds key, int dbid) {
+    if (o) rockLoadingNoteKey(key, dbid);
     if (o == NULL || rock_load.si == NULL || rock_load.done || rock_load.val != o || rock_load.dbid != dbid ||
         sdscmp(rock_load.key, key) != 0)
         return o;

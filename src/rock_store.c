@@ -455,13 +455,19 @@ void rockNoteError(const char *what, char *err) {
 
 /* Have RocksDB start an L0 compaction at `files` L0 files, slow writes
  * down at 2.5 times that and stop them at 4 times (never below RocksDB's
- * defaults, 20 and 36). SetOptions rewrites RocksDB's OPTIONS file: called
+ * defaults, 20 and 36). At the load trigger, 5 and 7.5 times: nothing reads
+ * while a load runs, and a compaction into a base level as big as the
+ * dataset loaded so far takes long enough for twice its trigger of L0
+ * files to pile up meanwhile; slowing the load down for them made it up to
+ * 1.4 times slower. SetOptions rewrites RocksDB's OPTIONS file: called
  * by the writer thread, not the event loop (rockWriteRequestL0Trigger()). */
 void rockStoreSetL0Trigger(int files) {
     char trigger[16], slowdown[16], stop[16], *err = NULL;
+    int slow = files >= ROCK_L0_TRIGGER_LOAD ? files * 5 : files * 5 / 2;
+    int halt = files >= ROCK_L0_TRIGGER_LOAD ? files * 15 / 2 : files * 4;
     snprintf(trigger, sizeof(trigger), "%d", files);
-    snprintf(slowdown, sizeof(slowdown), "%d", files * 5 / 2 < 20 ? 20 : files * 5 / 2);
-    snprintf(stop, sizeof(stop), "%d", files * 4 < 36 ? 36 : files * 4);
+    snprintf(slowdown, sizeof(slowdown), "%d", slow < 20 ? 20 : slow);
+    snprintf(stop, sizeof(stop), "%d", halt < 36 ? 36 : halt);
     const char *keys[3] = {"level0_file_num_compaction_trigger", "level0_slowdown_writes_trigger",
                            "level0_stop_writes_trigger"};
     const char *vals[3] = {trigger, slowdown, stop};

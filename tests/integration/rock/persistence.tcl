@@ -383,9 +383,9 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
 
     test {While a load writes the dataset through RocksDB, the writer still gives glibc's freed memory back} {
         # No timer runs while loading, so the once-a-second malloc_trim of
-        # rockCron() did not either: 20-45 s of AOF load in the soak, and
-        # RSS over the bound just after it. Loading asks for it too, once a
-        # second. DEBUG RELOAD serves no other client while it loads, so
+        # rockCron() would not either: 20-45 s of AOF load in the soak, and
+        # RSS over the bound just after it. The loading path runs rockCron()
+        # every 100 ms instead. DEBUG RELOAD serves no other client while it loads, so
         # the count is taken around it: a load of 6 s or more must add at
         # least 4 (before, at most the 1 or 2 rockCron() asks for around it).
         r flushall
@@ -403,6 +403,48 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         assert_morethan_equal [expr {$t1 - $t0}] 4
         assert_equal 30000 [r dbsize]
         r config set maxmemory 0
+    }
+
+    test {A load that moves values to disk compacts at RocksDB's load trigger while it runs, not after it} {
+        r flushall
+        r config set maxmemory 0
+        r debug populate 30000 t 1000
+        r save
+        r config set maxmemory 10mb
+        r config set key-load-delay 200
+        # Clients are served while loading every this many bytes of the
+        # file (its values compress well: about 1 MB in all).
+        r config set loading-process-events-interval-bytes 1024
+        r config rewrite
+        # NOSAVE: the RDB just saved loads (a clean stop that saves would
+        # start warm, writing nothing).
+        restart_server 0 false false 0 nosave
+        # INFO is served while loading.
+        set c [redis_client]
+        wait_for_condition 200 50 {
+            [getInfoProperty [$c info persistence] loading] eq 1 &&
+            [getInfoProperty [$c info rock] rock_rocksdb_l0_compaction_trigger] == 24
+        } else {
+            fail "no load trigger while loading: [getInfoProperty [$c info rock] rock_rocksdb_l0_compaction_trigger]"
+        }
+        wait_for_condition 500 50 {
+            [getInfoProperty [$c info persistence] loading] eq 0
+        } else {
+            fail "the load never ended"
+        }
+        # Back to the trigger for writes, then for reads, once the load is over.
+        wait_for_condition 200 50 {
+            [getInfoProperty [$c info rock] rock_rocksdb_l0_compaction_trigger] < 24
+        } else {
+            fail "the load trigger stayed after the load"
+        }
+        $c close
+        reconnect
+        assert_equal 30000 [r dbsize]
+        r config set key-load-delay 0
+        r config set loading-process-events-interval-bytes 2097152
+        r config set maxmemory 0
+        r config rewrite
     }
 
     foreach preamble {yes no} {

@@ -282,3 +282,99 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-v
         verify_log_message 0 "*rock: warm start done*" 0
     }
 }
+
+# restart_server that fails at once, with the server's message, when the
+# start is refused (restart_server would wait for a server that is gone).
+proc warm_restart {} {
+    set stdout [srv 0 stdout]
+    set ready [count_message_lines $stdout "Ready to accept"]
+    set fatal [count_message_lines $stdout "Fatal: rock"]
+    restart_server 0 false false 0
+    wait_for_condition 500 20 {
+        [count_message_lines $stdout "Ready to accept"] > $ready ||
+        [count_message_lines $stdout "Fatal: rock"] > $fatal
+    } else {
+        fail "the server neither started nor refused to"
+    }
+    if {[count_message_lines $stdout "Fatal: rock"] > $fatal} {
+        fail "the start was refused: [exec grep "Fatal: rock" $stdout | tail -1]"
+    }
+    reconnect
+}
+
+# kill -9 while a clean stop writes its pair, and while a warm start loads
+# one: the snapshot's rename is the commit point, so the next start comes up
+# with the state of the last completed stop (the new one or the one before),
+# never a mix, never refusing; a warm start killed half way starts warm
+# again from the same pair (the checkpoint is never written to).
+start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-value-size 0 maxmemory-policy allkeys-lru}} {
+    test {kill -9 during a clean stop or a warm start leaves the last completed pair (12 rounds)} {
+        set pool [rock_random_pool 20 1000]
+        for {set i 0} {$i < 20000} {incr i} { r set k:$i [lindex $pool [expr {$i % 20}]]$i }
+        rock_big_hash h 3000 $pool
+        r config set maxmemory [expr {[s used_memory] - 10000000}]
+        r config rewrite
+        wait_for_condition 100 100 {
+            [rock_field cold_keys] > 10000
+        } else {
+            fail "values never went to disk"
+        }
+        # The first pair, completed.
+        warm_restart
+        verify_log_message 0 "*rock: warm start done*" 0
+        set prev [r debug digest]
+        set outcomes {old 0 new 0}
+        set window 0
+        for {set round 0} {$round < 12} {incr round} {
+            for {set i 0} {$i < 300} {incr i} {
+                set n [expr {int(rand() * 22000)}]
+                switch [expr {int(rand() * 4)}] {
+                    0 { r del k:$n }
+                    1 { r hset h f[expr {$n % 3500}] r$round }
+                    default { r set k:$n [lindex $pool [expr {$n % 20}]]r$round }
+                }
+            }
+            set new [r debug digest]
+            set pid [srv 0 pid]
+            set t0 [clock milliseconds]
+            set exits [count_message_lines [srv 0 stdout] "ready to exit"]
+            exec kill -TERM $pid
+            if {$round == 0} {
+                # The first stop completes: how long a stop takes sets the
+                # window the later kills land in.
+                wait_for_condition 200 20 {
+                    [count_message_lines [srv 0 stdout] "ready to exit"] > $exits
+                } else {
+                    fail "the clean stop never ended"
+                }
+                set window [expr {max(20, [clock milliseconds] - $t0)}]
+            } else {
+                after [expr {int(rand() * $window)}]
+                catch {exec kill -9 $pid}
+            }
+            set t0 [clock milliseconds]
+            warm_restart
+            if {$round == 0} { set start_window [expr {max(20, [clock milliseconds] - $t0)}] }
+            set got [r debug digest]
+            if {$got eq $new} {
+                dict incr outcomes new
+            } elseif {$got eq $prev} {
+                dict incr outcomes old
+            } else {
+                fail "round $round: the start after a stop killed at some point has neither the new state nor the last saved one"
+            }
+            set prev $got
+            if {$round % 2 == 1} {
+                # Kill the warm start itself, then start again.
+                restart_server 0 false false 0
+                after [expr {int(rand() * $start_window)}]
+                catch {exec kill -9 [srv 0 pid]}
+                warm_restart
+                assert_equal $prev [r debug digest]
+            }
+        }
+        if {$::verbose} { puts "stop window $window ms, start window $start_window ms, outcomes $outcomes" }
+        assert {[rock_field warm_values_reused] > 10000}
+        assert_equal 1 [llength [warm_checkpoints]]
+    }
+}
