@@ -686,49 +686,47 @@ static void rockWriteCompletionsApply(void) {
     rockHandoffDrain(&rock_wr.h);
 }
 
-/* Wait (blocking the event loop) until every queued write is committed, or
- * writes fail. For ROCK EVICT, ROCK DISKKEYS, evict-all and shutdown. */
-void rockWriteFlush(void) {
-    if (!rockHandoffRunning(&rock_wr.h)) return;
-    /* A new failure notice ends the wait. Counted by write_errors, which
-     * only grows while this waits: rock_wr.failures is reset by the first
-     * batch that succeeds, so a wait that began while writes failed would
-     * end at their recovery with batches still queued. */
-    long long notices = rock_write_stats.write_errors;
-    rockWriteSubmit();
-    while (rock_wr.outstanding > 0 && rock_write_stats.write_errors == notices) {
-        pthread_mutex_lock(&rock_wr.h.lock);
-        while (listLength(rock_wr.h.done) == 0)
-            pthread_cond_wait(&rock_wr.h.done_cond, &rock_wr.h.lock);
-        pthread_mutex_unlock(&rock_wr.h.lock);
-        rockWriteCompletionsApply();
-    }
-}
-
-/* Like rockWriteFlush(), but gives up after `ms` milliseconds (a stalled or
- * full disk). Returns 1 when every queued write is committed. */
+/* Wait (blocking the event loop) until every queued write is committed,
+ * or a new failure notice comes, or `ms` milliseconds have passed (a
+ * stalled or full disk; `ms` < 0: no limit). Returns 1 when every queued
+ * write is committed. A new failure notice is told by write_errors, which
+ * only grows while this waits: rock_wr.failures is reset by the first batch
+ * that succeeds, so a wait that began while writes failed would end at
+ * their recovery with batches still queued. */
 int rockWriteDrain(long long ms) {
     if (!rockHandoffRunning(&rock_wr.h)) return rock_wr.outstanding == 0;
     /* done_cond waits on CLOCK_MONOTONIC (rock_handoff.c). */
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += ms / 1000;
-    deadline.tv_nsec += (ms % 1000) * 1000000;
-    if (deadline.tv_nsec >= 1000000000) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000;
+    if (ms > 0) {
+        deadline.tv_sec += ms / 1000;
+        deadline.tv_nsec += (ms % 1000) * 1000000;
+        if (deadline.tv_nsec >= 1000000000) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000;
+        }
     }
     long long notices = rock_write_stats.write_errors;
     int timed_out = 0;
     rockWriteSubmit();
     while (rock_wr.outstanding > 0 && rock_write_stats.write_errors == notices && !timed_out) {
         pthread_mutex_lock(&rock_wr.h.lock);
-        while (listLength(rock_wr.h.done) == 0 && !timed_out)
-            timed_out = pthread_cond_timedwait(&rock_wr.h.done_cond, &rock_wr.h.lock, &deadline) == ETIMEDOUT;
+        while (listLength(rock_wr.h.done) == 0 && !timed_out) {
+            if (ms < 0)
+                pthread_cond_wait(&rock_wr.h.done_cond, &rock_wr.h.lock);
+            else
+                timed_out = pthread_cond_timedwait(&rock_wr.h.done_cond, &rock_wr.h.lock, &deadline) == ETIMEDOUT;
+        }
         pthread_mutex_unlock(&rock_wr.h.lock);
         rockWriteCompletionsApply();
     }
     return rock_wr.outstanding == 0;
+}
+
+/* rockWriteDrain() with no time limit: for ROCK EVICT, ROCK DISKKEYS,
+ * evict-all and shutdown. */
+void rockWriteFlush(void) {
+    rockWriteDrain(-1);
 }
 
 /* Wait (blocking the event loop) for the writer to hand back at least one
