@@ -131,9 +131,14 @@ static void rockPrepareDir(void) {
  * So the high trigger holds only while writes come fast: while RocksDB
  * gets more than one memtable of records a minute. After
  * ROCK_L0_QUIET_SECS seconds below that the trigger drops back to 4, and
- * the L0 files left over are compacted for the reads that follow. Checked
- * once a second from rockCron(); the change itself is made by the writer
- * thread.
+ * the L0 files left over are compacted for the reads that follow: RocksDB
+ * compacts L0 only when it holds the trigger's count of files, so the up to
+ * 3 files a burst leaves under 4 would stay, each a probe per cold read (and
+ * DeleteFilesInRange, which gives a flushed database's disk back, skips L0).
+ * The trigger is ROCK_L0_TRIGGER_DRAIN, one file, from the end of a burst
+ * until L0 is empty. Only then: at 1 in steady trickling writes, each
+ * memtable flush would rewrite the base level. Checked once a second from
+ * rockCron(); the change itself is made by the writer thread.
  *
  * More L0 files also mean more disk held at once: a compaction keeps its
  * input files until its output is complete. So the high trigger is used
@@ -152,10 +157,11 @@ static void rockPrepareDir(void) {
  * loading: rockWriteTick()). */
 #define ROCK_L0_TRIGGER_READS ROCK_L0_TRIGGER_DEFAULT
 #define ROCK_L0_TRIGGER_WRITES 12
+#define ROCK_L0_TRIGGER_DRAIN 1
 #define ROCK_L0_QUIET_SECS 5
 static void rockTuneL0(void) {
     static long long last_bytes, last_moves;
-    static int quiet;
+    static int quiet, draining;
     long long bytes = rock_write_stats.write_bytes;
     long long rate = bytes >= last_bytes ? bytes - last_bytes : 0; /* RESETSTAT */
     last_bytes = bytes;
@@ -168,13 +174,15 @@ static void rockTuneL0(void) {
     long long wbs = (long long)rockStoreWriteBufferSize(), free_disk = rockWriteDiskFree();
     int room = free_disk < 0 || free_disk - rock.min_free_disk >= (server.loading ? 8 : 2) * fast * wbs;
     if (!room) {
-        quiet = 0;
+        quiet = draining = 0;
         want = ROCK_L0_TRIGGER_READS;
     } else if (rate * 60 >= wbs || moving) {
-        quiet = 0;
+        quiet = draining = 0;
         want = fast;
     } else if (++quiet >= ROCK_L0_QUIET_SECS) {
-        want = ROCK_L0_TRIGGER_READS;
+        if (rock_l0_trigger > ROCK_L0_TRIGGER_READS) draining = 1;
+        if (draining && rockStoreL0Files() == 0) draining = 0;
+        want = draining ? ROCK_L0_TRIGGER_DRAIN : ROCK_L0_TRIGGER_READS;
     }
     if (want != rock_l0_trigger) {
         rock_l0_trigger = want;

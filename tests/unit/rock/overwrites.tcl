@@ -383,4 +383,36 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         assert_match "*level0_slowdown_writes_trigger=20\n*" [rock_latest_options $rockdir]
         assert_equal 0 [rock_field errors]
     }
+
+    test {The L0 files a burst leaves under RocksDB's trigger are compacted once writes stop} {
+        # Memtables of 4 MB (maxmemory / 16); FLUSHALL: L0 empty, trigger 4.
+        r config set maxmemory 64mb
+        r flushall
+        # 1 MB in a second is over a memtable a minute: trigger 12, with
+        # nothing flushed yet.
+        rock_evicted_copies 50
+        wait_for_condition 50 100 {
+            [rock_field rocksdb_l0_compaction_trigger] == 12
+        } else {
+            fail "trigger stayed at [rock_field rocksdb_l0_compaction_trigger]"
+        }
+        assert_equal 0 [rock_field rocksdb_l0_files]
+        # 8 MB more: two or three memtables flushed to L0, fewer than
+        # the trigger of 4 that follows, so RocksDB alone would leave them.
+        rock_evicted_copies 450
+        wait_for_condition 100 100 {
+            [rock_field pending_writes] == 0 && [rock_field rocksdb_l0_files] >= 2
+        } else {
+            fail "[rock_field rocksdb_l0_files] L0 files after 9 MB"
+        }
+        assert_range [rock_field rocksdb_l0_files] 2 3
+        wait_for_condition 300 100 {
+            [rock_field rocksdb_l0_compaction_trigger] == 4 && [rock_field rocksdb_l0_files] == 0 &&
+            [rock_field rocksdb_running_compactions] == 0
+        } else {
+            fail "trigger [rock_field rocksdb_l0_compaction_trigger], [rock_field rocksdb_l0_files] L0 files after the writes stopped"
+        }
+        assert_equal 0 [rock_field errors]
+        r config set maxmemory 0
+    }
 }
