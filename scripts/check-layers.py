@@ -50,6 +50,7 @@ LAYERS = {
     "rock_fork": 3,
     "rock_load": 3,
     "rock_evict": 3,
+    "rock_floor": 3,
     "rock_ahead": 3,
     "rock_read": 3,
     "rock_sizing": 3,

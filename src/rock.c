@@ -214,6 +214,7 @@ void rockCron(void) {
         rockSizingCron();
     }
     rockPurgeCheck();
+    rockFloorCron();
     if (++ticks % 10 == 0) {
         if (!server.loading) rockWarmCron();
         rockWriteRequestTrim();

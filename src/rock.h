@@ -109,6 +109,8 @@ typedef struct rockStats {
     long long master_resyncs; /* master links dropped: a read for its command failed */
     long long external_overshoots; /* eviction calls that found memory over
                                     * maxmemory by RocksDB's own memory only */
+    long long eviction_samples; /* keys eviction looked at for a value to move */
+    long long nothing_movable_deletes; /* keys the policy deleted: no value could move */
     long long split_writes;     /* collections written element by element */
     long long element_writes;   /* ...their element records */
     long long split_loads;      /* split collections paged in whole */
@@ -609,14 +611,24 @@ void rockEvictNoteModified(redisDb *db, robj *key);
 void rockEvictNoteHot(redisDb *db, sds key);
 void rockLoadingMemoryCheck(redisDb *db);
 size_t rockEvictionMemory(void);
+int rockEvictMovable(robj *o);
+size_t rockEvictPolicyMemory(void);
+void rockEvictCountPolicyDeletes(void);
+int rockEvictNothingMovable(void);
+mstime_t rockEvictNothingMovableSince(void);
 size_t rockEvictionExcess(size_t upstream_tofree);
 void rockReplicaEvictions(void);
 void rockCommandDone(void);
+
+/* rock_floor.c: the maxmemory floor, and warnings under it. */
+void rockFloorCron(void);
+long long rockFloor(void);
 
 /* rock_read.c: paging in before a command runs, off the event loop. */
 int rockPrepareCommand(client *c);
 void rockReplyReadFailed(client *c, const char *key);
 int rockIsPinned(redisDb *db, sds key);
+void rockInflightOnUnpinned(void (*proc)(sds skey));
 size_t rockPinnedMemory(void);
 void rockVoidRead(sds skey);
 void rockVoidReadsOfSid(uint32_t sid);

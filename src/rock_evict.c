@@ -26,6 +26,7 @@
  * dataset is replaced (load, full sync, FLUSHALL, SWAPDB, DEBUG). */
 
 #include "server.h"
+#include "rock_read.h"
 
 #define ROCK_EVICT_SAMPLE_ROUNDS 16   /* sampling rounds before giving up */
 #define ROCK_EVICT_TIME_LIMIT_US 2000 /* per call; the rest waits for the next command */
@@ -45,30 +46,33 @@ static int rockVolatileOnly(void) {
 
 /* Keep `de` in *best if it is colder than what *best holds and not
  * pinned (checked last: it costs a key copy and a lookup, and only a value
- * about to become the best is worth it). */
-static void rockKeepColdest(redisDb *db, dictEntry *de, dictEntry **best, unsigned long long *best_score) {
+ * about to become the best is worth it). Returns 1 when it would have been
+ * kept but is pinned. */
+static int rockKeepColdest(redisDb *db, dictEntry *de, dictEntry **best, unsigned long long *best_score) {
     unsigned long long score = rockColdness(dictGetVal(de));
-    if ((*best == NULL || score > *best_score) && !rockIsPinned(db, dictGetKey(de))) {
-        *best = de;
-        *best_score = score;
-    }
+    if (*best != NULL && score <= *best_score) return 0;
+    if (rockIsPinned(db, dictGetKey(de))) return 1;
+    *best = de;
+    *best_score = score;
+    return 0;
 }
 
 /* Consider one entry of the dict being sampled or scanned (db->dict, or
  * db->expires under volatile-*): keep it in *best if it is movable and
- * colder than what *best holds. */
-static int rockMovable(robj *o);
-
-static void rockConsider(redisDb *db, dictEntry *de, int volatile_only,
-                         dictEntry **best, unsigned long long *best_score) {
+ * colder than what *best holds. Returns the keyspace entry of a movable
+ * value passed over because it is pinned, else NULL. */
+static dictEntry *rockConsider(redisDb *db, dictEntry *de, int volatile_only,
+                               dictEntry **best, unsigned long long *best_score) {
+    rock_ks_stats.eviction_samples++;
     if (volatile_only) de = dictFind(db->dict, dictGetKey(de));
-    if (de == NULL) return;
+    if (de == NULL) return NULL;
     /* Whether the value can move at all reads its own memory (a string's
      * length: one more cache miss per sample in a big keyspace), so it is
      * asked only of a hot value colder than the best so far. */
     robj *o = dictGetVal(de);
-    if (rockIsCold(o) || (*best && rockColdness(o) <= *best_score)) return;
-    if (rockMovable(o)) rockKeepColdest(db, de, best, best_score);
+    if (rockIsCold(o) || (*best && rockColdness(o) <= *best_score)) return NULL;
+    if (rockEvictMovable(o) && rockKeepColdest(db, de, best, best_score)) return de;
+    return NULL;
 }
 
 /* Idle time, in ms, of an LRU clock reading (estimateObjectIdleTime() for a
@@ -97,6 +101,7 @@ static void rockSampleClean(redisDb *db, int volatile_only, dictEntry **best, un
     dictEntry *samples[64];
     unsigned long long idle[64];
     int count = dictGetSomeKeys(clean, samples, server.maxmemory_samples > 64 ? 64 : server.maxmemory_samples);
+    rock_ks_stats.eviction_samples += count;
     int stamped = !(server.maxmemory_policy & MAXMEMORY_FLAG_LFU);
     if (stamped) {
         /* Insertion sort, oldest stamp first: a handful of samples. */
@@ -221,14 +226,20 @@ static struct {
 static int rock_ring_head, rock_ring_len; /* oldest entry, count */
 
 /* Is the walk known to find nothing? Until the ring overflows (values it
- * did not keep may be hot) or the options it depended on change. */
+ * did not keep may be hot), the options it depended on change, or the
+ * dataset changes wholesale (rockEvictSweepAll(), a load). While it is,
+ * eviction draws no samples either: every value that became movable since
+ * is in the ring (rockEvictNoteHot(), rockEvictNoteModified(), pinned
+ * values the walk passed over), so below the floor, where nothing in RAM
+ * can move, a command costs a look at the ring, not 16 rounds of samples
+ * of every database. */
 static int rockScanIdle(void) {
     return rock_scan.idle && rock_scan.idle_min_size == rock.min_value_size &&
            rock_scan.idle_policy == server.maxmemory_policy;
 }
 
 /* Is this value one eviction could move? */
-static int rockMovable(robj *o) {
+int rockEvictMovable(robj *o) {
     return !rockIsCold(o) && rockSentinelOf(o) != NULL && !rockValueTooSmall(o, NULL);
 }
 
@@ -290,9 +301,24 @@ static void rockEvictValueHot(redisDb *db, sds key) {
     rockEvictNoteHot(db, key);
 }
 
-/* At start-up: be told of values coming back into RAM. */
+/* A value's last pin went: its command has run. The ring drops pinned
+ * values rather than look at them again at every call (below the floor,
+ * with 50 clients, a few dozen are pinned at any time); they come back
+ * here. */
+static void rockEvictUnpinned(sds skey) {
+    if (!rock_struggling && !rock_scan.idle) return;
+    redisDb *db = sdslen(skey) >= 4 ? rockDbBySid(rockGetSid((const unsigned char *)skey)) : NULL;
+    if (db == NULL) return;
+    sds key = sdsnewlen(skey + 4, sdslen(skey) - 4);
+    dictEntry *de = dictFind(db->dict, key);
+    if (de && rockEvictMovable(dictGetVal(de))) rockRingPush(db->id, key);
+    sdsfree(key);
+}
+
+/* At start-up: be told of values coming back into RAM, and unpinned. */
 void rockEvictInit(void) {
     rockKeysOnValueHot(rockEvictValueHot);
+    rockInflightOnUnpinned(rockEvictUnpinned);
 }
 
 /* signalModifiedKey() hook: a value was written or changed in place. */
@@ -302,7 +328,7 @@ void rockEvictNoteModified(redisDb *db, robj *key) {
     dictEntry *de = dictFind(db->dict, key->ptr);
     if (de == NULL) return;
     robj *o = dictGetVal(de);
-    if (!rockMovable(o)) return;
+    if (!rockEvictMovable(o)) return;
     rockRingPush(db->id, key->ptr);
 }
 
@@ -313,6 +339,7 @@ void rockEvictNoteModified(redisDb *db, robj *key) {
 static dictEntry *rockRingPop(redisDb **dbout, int tries, int skip_fresh) {
     int volatile_only = rockVolatileOnly();
     for (; tries > 0 && rock_ring_len; tries--) {
+        rock_ks_stats.eviction_samples++;
         int dbid = rock_ring[rock_ring_head].dbid;
         sds key = rock_ring[rock_ring_head].key;
         rock_ring_head = (rock_ring_head + 1) % ROCK_HOT_RING;
@@ -322,15 +349,18 @@ static dictEntry *rockRingPop(redisDb **dbout, int tries, int skip_fresh) {
         if (de && volatile_only && dictFind(db->expires, key) == NULL) de = NULL;
         if (de && !rockIsCold(dictGetVal(de))) { /* a cold one is done with */
             robj *val = dictGetVal(de);
-            /* Held back now (a command waits on it, or it was read ahead of
-             * its command): it goes back in the ring for a later pick. */
-            int held = rockIsPinned(db, key) || (skip_fresh && rockIsFresh(val));
-            if (!held && rockMovable(val)) {
+            /* Held back now: read ahead of its command and not used yet, it
+             * goes back in the ring for a later pick; pinned (a command
+             * waits on it), it comes back when unpinned (rockEvictUnpinned(),
+             * or while a child lives, at once: the unpin note needs a
+             * struggle). */
+            int pinned = rockIsPinned(db, key), held = pinned || (skip_fresh && rockIsFresh(val));
+            if (!held && rockEvictMovable(val)) {
                 sdsfree(key);
                 *dbout = db;
                 return de;
             }
-            if (held) rockRingPush(dbid, key);
+            if (held && (!pinned || (!rock_struggling && !rock_scan.idle))) rockRingPush(dbid, key);
         }
         sdsfree(key);
     }
@@ -344,9 +374,13 @@ typedef struct rockScanCtx {
     unsigned long long score;
 } rockScanCtx;
 
+/* A movable value the walk passes over because it is pinned goes into the
+ * ring: it moves once its command has run, and a walk that ends with
+ * nothing found must not have skipped it. */
 static void rockScanCallback(void *privdata, const dictEntry *de) {
     rockScanCtx *ctx = privdata;
-    rockConsider(ctx->db, (dictEntry *)de, ctx->volatile_only, &ctx->best, &ctx->score);
+    dictEntry *pinned = rockConsider(ctx->db, (dictEntry *)de, ctx->volatile_only, &ctx->best, &ctx->score);
+    if (pinned) rockRingPush(ctx->db->id, dictGetKey(pinned));
 }
 
 /* One step of the walk. Returns a movable entry (and its db), or NULL with
@@ -452,6 +486,10 @@ static size_t rockPolicyMemory(void) {
     return rockOwnMemory(!rockWriteError() && rockDiskHasRoom());
 }
 
+size_t rockEvictPolicyMemory(void) {
+    return rockPolicyMemory();
+}
+
 /* How far `used` is over maxmemory once the values pinned for commands
  * about to run are left out (they move once those have run). */
 static size_t rockUnpinnedExcess(size_t used) {
@@ -507,6 +545,31 @@ static long long rockEvictCleanOnly(long long need) {
     return freed;
 }
 
+/* When upstream's policy last had to act because no value could move
+ * (0: never), and server.stat_evictedkeys as last counted. */
+static mstime_t rock_nothing_movable_ms;
+static long long rock_seen_evicted;
+
+/* Keys upstream's policy deleted since the last call. With the tier on it
+ * deletes keys only once no value can move (patch 0014), so each of them
+ * is one deleted for want of a movable value (nothing_movable_deletes). */
+void rockEvictCountPolicyDeletes(void) {
+    long long n = server.stat_evictedkeys;
+    if (n > rock_seen_evicted) rock_ks_stats.nothing_movable_deletes += n - rock_seen_evicted;
+    rock_seen_evicted = n; /* less after CONFIG RESETSTAT */
+}
+
+/* Has the policy acted for want of a movable value in the last
+ * ROCK_NOTHING_MOVABLE_MS? (rock_eviction's `nothing-movable`.) */
+#define ROCK_NOTHING_MOVABLE_MS 10000
+int rockEvictNothingMovable(void) {
+    return rock_nothing_movable_ms && mstime() - rock_nothing_movable_ms < ROCK_NOTHING_MOVABLE_MS;
+}
+
+mstime_t rockEvictNothingMovableSince(void) {
+    return rock_nothing_movable_ms;
+}
+
 /* Nothing more can move: C_OK (the command goes on) when only RocksDB's
  * bounded memory, or values paged in for commands about to run (pinned:
  * they move once those have run), keep the total over maxmemory; C_ERR
@@ -516,6 +579,7 @@ static int rockNothingMoves(void) {
         rock_ks_stats.external_overshoots++;
         return C_OK;
     }
+    rock_nothing_movable_ms = mstime();
     return C_ERR;
 }
 
@@ -543,7 +607,7 @@ static dictEntry *rockHintEntry(redisDb **dbout) {
     redisDb *db = rock_hint_db;
     rock_hint_db = NULL;
     dictEntry *de = dictFind(db->dict, rock_hint_key);
-    if (de == NULL || !rockMovable(dictGetVal(de)) || rockIsPinned(db, rock_hint_key)) return NULL;
+    if (de == NULL || !rockEvictMovable(dictGetVal(de)) || rockIsPinned(db, rock_hint_key)) return NULL;
     if (rockVolatileOnly() && dictFind(db->expires, rock_hint_key) == NULL) return NULL;
     *dbout = db;
     return de;
@@ -552,6 +616,7 @@ static dictEntry *rockHintEntry(redisDb **dbout) {
 int rockPerformEvictions(void) {
     size_t tofree;
     if (!rock_store.db) return C_ERR;
+    rockEvictCountPolicyDeletes();
     if (getMaxmemoryState(NULL, NULL, &tofree, NULL) == C_OK) return C_OK;
     if (rockWriteError() || !rockDiskHasRoom()) {
         /* Nothing can be written: only hot-clean values can go (their disk
@@ -603,8 +668,9 @@ int rockPerformEvictions(void) {
          * call at most (pinned ones go round again). */
         if (rock_hint_db) best = rockHintEntry(&bestdb);
         if (best == NULL && rockChildFirst()) best = rockRingPop(&bestdb, ROCK_CHILD_FIRST_TRIES, 1);
-        if (best == NULL && rounds < ROCK_EVICT_SAMPLE_ROUNDS) best = rockSampleDbs(0, &bestdb);
-        if (best == NULL && rounds >= ROCK_EVICT_SAMPLE_ROUNDS) {
+        int latched = rockScanIdle();
+        if (best == NULL && rounds < ROCK_EVICT_SAMPLE_ROUNDS && !latched) best = rockSampleDbs(0, &bestdb);
+        if (best == NULL && (rounds >= ROCK_EVICT_SAMPLE_ROUNDS || latched)) {
             /* Sampling keeps missing: the values noted hot, then the walk. */
             int exhausted = 0;
             rock_struggling = 1;
@@ -826,6 +892,7 @@ int rockForkWait(int replication) {
  * leaves in RAM are the first ones it read; the RDB's LRU/LFU fields steer
  * eviction from then on. */
 void rockLoadingMemoryCheck(redisDb *db) {
+    rock_scan.idle = 0; /* the keys loaded since a walk are noted nowhere */
     int hint_db;
     sds hint = rockLoadingTakeLastKey(&hint_db);
     rockLoadingKeyDone(db);
@@ -860,6 +927,7 @@ static int rock_sweep_all;   /* sweep the whole keyspace next */
  * evict-all sweep walks every key. */
 void rockEvictSweepAll(void) {
     rock_sweep_all = 1;
+    rock_scan.idle = 0;
 }
 
 static void rockTouchedInit(void) {

@@ -91,6 +91,14 @@ void rockPin(client *c, sds skey) {
     listAddNodeTail(rockClient(c)->pins, sdsdup(skey));
 }
 
+/* Told of every value no longer pinned, by its storage key: eviction,
+ * which does not look at pinned values again until then, registers it. */
+static void (*rock_on_unpinned)(sds skey);
+
+void rockInflightOnUnpinned(void (*proc)(sds skey)) {
+    rock_on_unpinned = proc;
+}
+
 void rockUnpinAll(client *c) {
     if (c->rock == NULL) return;
     listNode *ln;
@@ -99,8 +107,12 @@ void rockUnpinAll(client *c) {
         dictEntry *de = dictFind(rock_io.pinned, skey);
         if (de) {
             int64_t n = dictGetSignedIntegerVal(de) - 1;
-            if (n <= 0) dictDelete(rock_io.pinned, skey);
-            else dictSetSignedIntegerVal(de, n);
+            if (n <= 0) {
+                dictDelete(rock_io.pinned, skey);
+                if (rock_on_unpinned) rock_on_unpinned(skey);
+            } else {
+                dictSetSignedIntegerVal(de, n);
+            }
         }
         sdsfree(skey);
         listDelNode(c->rock->pins, ln);

@@ -90,6 +90,7 @@ void rockResetStats(void) {
 static int rockCollectFigures(rockFigure *f) {
     int n = 0;
     rockStats s;
+    if (rock_store.db) rockEvictCountPolicyDeletes();
     rockStatsTotal(&s);
     long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0, stale = 0, split = 0, cold_sum = 0;
     for (int j = 0; j < server.dbnum; j++) {
@@ -128,6 +129,9 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"evictions", s.evictions};
     f[n++] = (rockFigure){"clean_drops", s.clean_drops};
     f[n++] = (rockFigure){"external_overshoots", s.external_overshoots};
+    f[n++] = (rockFigure){"maxmemory_floor", rockFloor()};
+    f[n++] = (rockFigure){"nothing_movable_deletes", s.nothing_movable_deletes};
+    f[n++] = (rockFigure){"eviction_samples", s.eviction_samples};
     f[n++] = (rockFigure){"fork_waits", s.fork_waits};
     f[n++] = (rockFigure){"loads", s.loads};
     f[n++] = (rockFigure){"sync_loads", s.sync_loads};
@@ -255,6 +259,7 @@ static const char *rockEvictionState(void) {
     if (rockDiskFull()) return "stopped (rock-dir is out of space)";
     if (rockWriteError()) return "stopped (RocksDB writes fail)";
     if (rockDiskLow()) return "stopped (free space on rock-dir under rock-min-free-disk)";
+    if (rockEvictNothingMovable()) return "nothing-movable";
     return "running";
 }
 

@@ -1,0 +1,71 @@
+# tests/unit/rock/floor.tcl -- the maxmemory floor (ROCK REPORT
+# maxmemory_floor): the smallest maxmemory at which eviction can always make
+# room by moving values. Just above it no key is deleted; under it the policy
+# deletes keys, and the server says so (rock_eviction nothing-movable, the
+# nothing_movable_deletes counter, log warnings), without sampling the
+# keyspace for values that are not there.
+source tests/helpers/rock/util.tcl
+
+proc rock_field {f} { return [dict get [r rock report] $f] }
+
+# 10 clients of random GETs over the keys key:000000000000.. (the test
+# harness's database 9). Each client's buffers (some 40 KB) count against
+# maxmemory and are not in a floor taken before it connected: few of them
+# next to a floor of a few MB.
+proc rock_floor_gets {n nkeys} {
+    exec src/redis-benchmark -h [srv 0 host] -p [srv 0 port] --dbnum 9 -q -t get -r $nkeys -n $n -c 10
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys-lru}} {
+    test {Above the maxmemory floor no key is deleted; under it the policy deletes keys, says so, and eviction stops sampling} {
+        set nkeys 60000
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < $nkeys} {incr i} {
+            $rd set [format "key:%012d" $i] [randstring 500 500 alpha]
+            if {$i % 1000 == 999} { for {set j 0} {$j < 1000} {incr j} { $rd read } }
+        }
+        $rd close
+        assert_equal $nkeys [r dbsize]
+        # The floor is known once the keyspace walk has gone round (40,000
+        # keys a second): with every value in RAM, far under used_memory.
+        wait_for_condition 100 100 {
+            [rock_field maxmemory_floor] > 0
+        } else { fail "no floor figure" }
+        set floor [rock_field maxmemory_floor]
+        assert_lessthan $floor [expr {[s used_memory] / 4}]
+
+        # 20% above it: every value that can move goes, no key is deleted.
+        r config set maxmemory [expr {int($floor * 1.2)}]
+        wait_for_condition 100 100 {
+            [rock_field cold_percent] > 60 && [rock_field pending_writes] == 0
+        } else { fail "values did not move: [rock_field cold_percent]% cold" }
+        rock_floor_gets 20000 $nkeys
+        assert_equal 0 [s evicted_keys]
+        assert_equal 0 [rock_field nothing_movable_deletes]
+        assert_equal running [dict get [r rock report] eviction]
+
+        # 30% under it: a warning within a second or two, and once every
+        # movable value is on disk the policy deletes keys, counted apart.
+        set floor [rock_field maxmemory_floor]
+        r config set maxmemory [expr {int($floor * 0.7)}]
+        wait_for_log_messages 0 {"*rock: maxmemory * is under the floor*"} 0 50 100
+        rock_floor_gets 20000 $nkeys
+        set samples [rock_field eviction_samples]
+        rock_floor_gets 20000 $nkeys
+        set per_get [expr {double([rock_field eviction_samples] - $samples) / 20000}]
+        assert_morethan [s evicted_keys] 0
+        assert_equal [s evicted_keys] [rock_field nothing_movable_deletes]
+        assert_equal nothing-movable [dict get [r rock report] eviction]
+        assert_equal nothing-movable [rock_info_field rock_eviction]
+        wait_for_log_messages 0 {"*rock: no value left in RAM can move to disk*allkeys-lru deletes keys*"} 0 100 100
+        # Nothing movable: the values paged in for the GETs, noted as they
+        # come and go, not rounds of samples of the keyspace at each command
+        # (36 keys looked at per GET with 50 clients when pinned values were
+        # looked at again at every command).
+        assert_lessthan $per_get 5
+        # ...and the floor now is under maxmemory: the keys left fit.
+        set mm [lindex [r config get maxmemory] 1]
+        assert_range [rock_field maxmemory_floor] [expr {$mm / 2}] $mm
+        assert_equal 0 [rock_field errors]
+    }
+}
