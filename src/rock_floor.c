@@ -139,8 +139,8 @@ static void rockFloorWarnMaxmemory(void) {
     long long floor = rock_floor.before;
     int changed = server.maxmemory != rock_floor.maxmemory, first = !rock_floor.seen_first;
     rock_floor.before = rockFloor();
-    if (!changed) return;
     rock_floor.seen_first = 1;
+    if (!changed) return;
     rock_floor.maxmemory = server.maxmemory;
     if (!first && server.maxmemory && floor > 0 && server.maxmemory < (unsigned long long)floor)
         serverLog(LL_WARNING,

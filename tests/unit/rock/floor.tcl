@@ -16,23 +16,29 @@ proc rock_floor_gets {n nkeys} {
     exec src/redis-benchmark -h [srv 0 host] -p [srv 0 port] --dbnum 9 -q -t get -r $nkeys -n $n -c 10
 }
 
+# `nkeys` keys of 500 bytes, all in RAM (no maxmemory yet); returns the
+# floor, known once the keyspace walk has gone round (40,000 keys a second):
+# with every value in RAM, far under used_memory.
+proc rock_floor_populate {nkeys} {
+    set rd [redis_deferring_client]
+    for {set i 0} {$i < $nkeys} {incr i} {
+        $rd set [format "key:%012d" $i] [randstring 500 500 alpha]
+        if {$i % 1000 == 999} { for {set j 0} {$j < 1000} {incr j} { $rd read } }
+    }
+    $rd close
+    assert_equal $nkeys [r dbsize]
+    wait_for_condition 100 100 {
+        [rock_field maxmemory_floor] > 0
+    } else { fail "no floor figure" }
+    set floor [rock_field maxmemory_floor]
+    assert_lessthan $floor [expr {[s used_memory] / 4}]
+    return $floor
+}
+
 start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys-lru}} {
     test {Above the maxmemory floor no key is deleted; under it the policy deletes keys, says so, and eviction stops sampling} {
         set nkeys 60000
-        set rd [redis_deferring_client]
-        for {set i 0} {$i < $nkeys} {incr i} {
-            $rd set [format "key:%012d" $i] [randstring 500 500 alpha]
-            if {$i % 1000 == 999} { for {set j 0} {$j < 1000} {incr j} { $rd read } }
-        }
-        $rd close
-        assert_equal $nkeys [r dbsize]
-        # The floor is known once the keyspace walk has gone round (40,000
-        # keys a second): with every value in RAM, far under used_memory.
-        wait_for_condition 100 100 {
-            [rock_field maxmemory_floor] > 0
-        } else { fail "no floor figure" }
-        set floor [rock_field maxmemory_floor]
-        assert_lessthan $floor [expr {[s used_memory] / 4}]
+        set floor [rock_floor_populate $nkeys]
 
         # 20% above it: every value that can move goes, no key is deleted.
         r config set maxmemory [expr {int($floor * 1.2)}]
@@ -66,6 +72,29 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys
         # ...and the floor now is under maxmemory: the keys left fit.
         set mm [lindex [r config get maxmemory] 1]
         assert_range [rock_field maxmemory_floor] [expr {$mm / 2}] $mm
+        assert_equal 0 [rock_field errors]
+    }
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    test {Under the maxmemory floor with noeviction: reads are served without sampling, writes refused, and the server says so} {
+        set nkeys 60000
+        set floor [rock_floor_populate $nkeys]
+        r config set maxmemory [expr {int($floor * 0.7)}]
+        wait_for_log_messages 0 {"*rock: maxmemory * is under the floor*noeviction refuses writes*"} 0 50 100
+        wait_for_condition 100 100 {
+            [rock_field pending_writes] == 0 && [rock_field cold_percent] > 99
+        } else { fail "values did not move: [rock_field cold_percent]% cold" }
+        rock_floor_gets 20000 $nkeys
+        set samples [rock_field eviction_samples]
+        rock_floor_gets 20000 $nkeys
+        set per_get [expr {double([rock_field eviction_samples] - $samples) / 20000}]
+        assert_error {OOM*} {r set newkey [randstring 500 500 alpha]}
+        assert_equal $nkeys [r dbsize]
+        assert_equal 0 [s evicted_keys]
+        assert_equal nothing-movable [dict get [r rock report] eviction]
+        wait_for_log_messages 0 {"*rock: no value left in RAM can move to disk*noeviction refuses writes*"} 0 100 100
+        assert_lessthan $per_get 5
         assert_equal 0 [rock_field errors]
     }
 }
