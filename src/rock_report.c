@@ -87,6 +87,13 @@ void rockResetStats(void) {
     rockReadLatencyReset();
 }
 
+/* A size the model suggests, raised to the maxmemory floor: under it the
+ * policy deletes keys or refuses writes, whatever the model says of reads. */
+static long long rockSizingOverFloor(long long size) {
+    long long floor = rockFloor();
+    return size < floor ? floor : size;
+}
+
 static int rockCollectFigures(rockFigure *f) {
     int n = 0;
     rockStats s;
@@ -161,9 +168,9 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"value_hits_disk", s.value_hits_disk};
     const char *why;
     int ready = rockSizingReady(&why);
-    f[n++] = (rockFigure){"sizing_maxmemory_90", ready ? rockSizingFor(0.90) : -1};
-    f[n++] = (rockFigure){"sizing_maxmemory_99", ready ? rockSizingFor(0.99) : -1};
-    f[n++] = (rockFigure){"sizing_maxmemory_999", ready ? rockSizingFor(0.999) : -1};
+    f[n++] = (rockFigure){"sizing_maxmemory_90", ready ? rockSizingOverFloor(rockSizingFor(0.90)) : -1};
+    f[n++] = (rockFigure){"sizing_maxmemory_99", ready ? rockSizingOverFloor(rockSizingFor(0.99)) : -1};
+    f[n++] = (rockFigure){"sizing_maxmemory_999", ready ? rockSizingOverFloor(rockSizingFor(0.999)) : -1};
     f[n++] = (rockFigure){"sizing_sampled_keys", rockSizingKeys()};
     f[n++] = (rockFigure){"sizing_sample_ppm", (long long)(1e6 * rockSizingRate())};
     f[n++] = (rockFigure){"sizing_memory", (long long)rockSizingMemory()};
@@ -475,9 +482,9 @@ NULL
 /* ROCK SIZING [maxmemory ...]: the RAM sizing model's predictions
  * (rock_sizing.c). With sizes: the predicted share of value accesses served
  * from RAM at each, in order. Without: [maxmemory, share] pairs, from a
- * sixteenth of maxmemory (of used_memory when maxmemory is 0) to the size
- * that holds every value, ROCK_SIZING_DEFAULT_POINTS of them spaced
- * geometrically. */
+ * sixteenth of maxmemory (of used_memory when maxmemory is 0), or the
+ * maxmemory floor when that is more, to the size that holds every value,
+ * ROCK_SIZING_DEFAULT_POINTS of them spaced geometrically. */
 #define ROCK_SIZING_DEFAULT_POINTS 16
 void rockSizingCommand(client *c) {
     if (!rockRequireEnabled(c)) return;
@@ -507,7 +514,7 @@ void rockSizingCommand(client *c) {
         addReplyArrayLen(c, n);
         for (int j = 0; j < n; j++) addReplyDouble(c, ratio[j]);
     } else {
-        long long lo = (long long)(server.maxmemory ? server.maxmemory : zmalloc_used_memory()) / 16;
+        long long lo = rockSizingOverFloor((long long)(server.maxmemory ? server.maxmemory : zmalloc_used_memory()) / 16);
         n = rockSizingPredict(lo > 0 ? lo : 1, sizes, ratio, n);
         addReplyArrayLen(c, n);
         for (int j = 0; j < n; j++) {

@@ -69,6 +69,10 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys
         # (36 keys looked at per GET with 50 clients when pinned values were
         # looked at again at every command).
         assert_lessthan $per_get 5
+        # ROCK SIZING's curve starts at the floor, and so do its suggestions.
+        set floor_now [rock_field maxmemory_floor]
+        assert_morethan_equal [lindex [r rock sizing] 0 0] [expr {int($floor_now * 0.9)}]
+        assert_morethan_equal [rock_field sizing_maxmemory_90] [expr {int($floor_now * 0.9)}]
         # ...and the floor now is under maxmemory: the keys left fit.
         set mm [lindex [r config get maxmemory] 1]
         assert_range [rock_field maxmemory_floor] [expr {$mm / 2}] $mm
