@@ -270,10 +270,10 @@ void rockStartup(void) {
     /* Moving values to disk frees memory all the time. jemalloc gives freed
      * pages back to the system only as they age (10 s by default), so RSS
      * would run well above maxmemory under eviction. Age them out in 100 ms
-     * (1 s before issue 28: 5-minute soak at 48 MB maxmemory, with
-     * rockPurgeCheck(), 7 of 1,200 RSS samples over the bound at 1 s, 2 of
-     * 1,168 at 100 ms; server CPU per request the same within 1%, under
-     * eviction and on the hot path). */
+     * (a 5-minute soak at 48 MB maxmemory, with rockPurgeCheck(): 7 of
+     * 1,200 RSS samples over the bound at 1 s, 2 of 1,168 at 100 ms; server
+     * CPU per request the same within 1%, under eviction and on the hot
+     * path). */
     ssize_t decay_ms = 100;
     unsigned narenas = 0;
     size_t sz = sizeof(narenas);

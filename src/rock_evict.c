@@ -507,7 +507,7 @@ static size_t rockUnpinnedExcess(size_t used) {
  * frees its key alone (its value is on disk, its delete queued) and never
  * shrinks RocksDB's memtables, block cache or table readers. An excess that
  * counted them, as getMaxmemoryState() does, could not be freed: the loop
- * deleted every key and then refused the write with -OOM (issue 31). */
+ * would delete every key and then refuse the write with -OOM. */
 size_t rockEvictionMemory(void) {
     if (!rock_store.db || !server.maxmemory) return zmalloc_used_memory();
     return rockPolicyMemory();
@@ -620,8 +620,8 @@ int rockPerformEvictions(void) {
     if (getMaxmemoryState(NULL, NULL, &tofree, NULL) == C_OK) return C_OK;
     if (rockWriteError() || !rockDiskHasRoom()) {
         /* Nothing can be written: only hot-clean values can go (their disk
-         * copy is current). Without this, every read of a cold value while
-         * the disk is full added to memory for good (issue 14's soak: 48 MB
+         * copy is current). Otherwise every read of a cold value while the
+         * disk is full would add to memory for good (the soak: 48 MB
          * maxmemory, 315 MB used after 10 s of reads on a full disk). */
         if (rockEvictCleanOnly((long long)tofree) >= (long long)tofree) return C_OK;
         return rockNothingMoves();

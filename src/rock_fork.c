@@ -179,9 +179,9 @@ static int rockStreamPutLen(rockStreamOut *o, uint32_t v) {
 
 /* An iterator holds what RocksDB had when it was made: the memtables of
  * that moment, flushed or not, and every file of that version, compacted
- * away or not, with their table readers. Under writes, held for a whole
- * stream, that was 10-20 MB of RocksDB's heap outside every figure counted
- * against maxmemory (operations.md, finding 8). The snapshot alone is what
+ * away or not, with their table readers. Under writes, one held for a
+ * whole stream keeps 10-20 MB of RocksDB's heap outside every figure
+ * counted against maxmemory. The snapshot alone is what
  * keeps the stream consistent, so the thread lets its iterator go and takes
  * a fresh one on the same snapshot every ROCK_FORK_REFRESH_US.
  *
@@ -190,8 +190,8 @@ static int rockStreamPutLen(rockStreamOut *o, uint32_t v) {
  * iterator standing on a key holds the block of every version of it still
  * in a file (each L0 file and level has its own), plus a read-ahead buffer
  * per file grown to that size. A 3 MB list overwritten a few times held
- * 20 MB of blocks and 50-60 MB of glibc heap through a full sync (the
- * soak's finding 8, seventh session). The fresh iterator seeks just past
+ * 20 MB of blocks and 50-60 MB of glibc heap through a full sync in the
+ * soak. The fresh iterator seeks just past
  * the key written, so no version of it is read again. */
 #define ROCK_STREAM_DETACH (256 * 1024)
 static redisAtomic long long rock_stream_refreshes;
@@ -371,7 +371,7 @@ int rockForkPrepare(int purpose) {
     /* Readahead is per file the iterator has open (every L0 file, one per
      * level), outside the Redis heap: 2 MB took the parent's RSS 30-49 MB
      * up during a BGSAVE under writes, 256 KB 16-21 MB, in the same time
-     * (docs/operations.md, the soak's finding 8). */
+     * (the soak). */
     rocksdb_readoptions_set_readahead_size(rock_fork.ropts, ROCK_FORK_READAHEAD);
     /* Created now, on the main thread: it pins the files it reads, so a
      * flush's file deletion can't take them away from the child. */

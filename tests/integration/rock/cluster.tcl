@@ -1,4 +1,4 @@
-# tests/integration/rock/cluster.tcl -- redis-rock in Redis Cluster (issue 4):
+# tests/integration/rock/cluster.tcl -- redis-rock in Redis Cluster:
 # three redis-rock masters with one replica each on loopback, built with
 # `redis-cli --cluster create --cluster-replicas 1`. Some 6,000 keys of every
 # type (strings of 1-2000 bytes, integers, hashes, lists, sets, zsets,

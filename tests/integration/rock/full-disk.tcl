@@ -132,7 +132,7 @@ start_server [list tags {"rock external:skip"} overrides [list rock-enabled yes 
         # Each read pages a value in. Nothing can be written, so eviction
         # drops hot-clean values (their disk copy is current) to make room;
         # it used to stop altogether, and memory grew with every read
-        # (issue 14's soak: 315 MB used under a 48 MB maxmemory).
+        # (the soak: 315 MB used under a 48 MB maxmemory).
         set max [lindex [r config get maxmemory] 1]
         set drops [rock_field clean_drops]
         set rd [redis_deferring_client]

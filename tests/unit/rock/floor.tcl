@@ -102,3 +102,34 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         assert_equal 0 [rock_field errors]
     }
 }
+
+start_server {tags {"rock repl"} overrides {rock-enabled yes maxmemory-policy allkeys-lru}} {
+    start_server {overrides {rock-enabled yes maxmemory-policy allkeys-lru}} {
+        test {A replica knows its maxmemory floor too, and it is its master's} {
+            set master [srv -1 client]
+            set replica [srv 0 client]
+            $replica replicaof [srv -1 host] [srv -1 port]
+            wait_for_condition 100 100 {
+                [getInfoProperty [$replica info replication] master_link_status] eq "up"
+            } else { fail "no sync" }
+            set rd [redis_deferring_client -1]
+            for {set i 0} {$i < 20000} {incr i} {
+                $rd set [format "key:%012d" $i] [randstring 500 500 alpha]
+                if {$i % 1000 == 999} { for {set j 0} {$j < 1000} {incr j} { $rd read } }
+            }
+            $rd close
+            wait_for_ofs_sync $master $replica
+            # Once both walks have gone round after the last write: the
+            # figures of the same keys, within what the replication buffers
+            # and clients make them differ by.
+            wait_for_condition 100 100 {
+                [dict get [$replica rock report] maxmemory_floor] > 0 &&
+                abs([dict get [$replica rock report] maxmemory_floor] - [dict get [$master rock report] maxmemory_floor]) <
+                    [dict get [$master rock report] maxmemory_floor] / 4
+            } else {
+                fail "replica floor [dict get [$replica rock report] maxmemory_floor], master's [dict get [$master rock report] maxmemory_floor]"
+            }
+            assert_morethan [dict get [$replica rock report] maxmemory_floor] 1000000
+        }
+    }
+}

@@ -254,8 +254,8 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
 # RocksDB's own memory (memtables, blocks pinned by reads) counts against
 # maxmemory, but eviction can't shrink it. When it alone takes the total over
 # the limit, writes must neither get -OOM (noeviction) nor delete keys
-# (allkeys-*): both used to happen (issue 14's soak, after a maxmemory swing:
-# 23 MB of memtables and pinned blocks against a 24 MB maxmemory).
+# (allkeys-*): both happened in the soak after a maxmemory swing (23 MB of
+# memtables and pinned blocks against a 24 MB maxmemory).
 foreach policy {noeviction allkeys-lru} {
     start_server [list tags {"rock"} overrides [list rock-enabled yes maxmemory-policy $policy]] {
         r module load [file normalize tests/modules/rockflags.so]
@@ -350,7 +350,7 @@ foreach policy {allkeys-lru allkeys-lfu noeviction} {
 # policy must delete keys for Redis's own excess only. It used to aim at the
 # excess with RocksDB's memtables and block cache counted in, which no
 # deletion frees, so it deleted every key it could find and then refused the
-# write with -OOM (issue 31: upstream's unit/maxmemory in evict-everything
+# write with -OOM (upstream's unit/maxmemory in evict-everything
 # mode, whose "is the memory limit honoured?" tests these follow).
 foreach policy {allkeys-random allkeys-lru volatile-ttl} {
     start_server [list tags {"rock"} overrides [list rock-enabled yes maxmemory-policy $policy rock-min-value-size 0 rock-debug-evict-all yes]] {

@@ -101,7 +101,7 @@ start_server {tags {"rock modules"} overrides {rock-enabled yes rock-min-value-s
 
 # A module's fork child (RM_Fork) can't read cold values (it would see them
 # as missing): while values are on disk the fork is refused, with a log line
-# saying why (issue 14). Uses tests/modules/fork.so.
+# saying why. Uses tests/modules/fork.so.
 start_server {tags {"rock modules"} overrides {rock-enabled yes rock-min-value-size 0}} {
     r module load [file normalize tests/modules/fork.so]
 
