@@ -17,6 +17,7 @@
 #   make install PREFIX=  install like upstream (default /usr/local)
 #   make check-patches    check patches/ applies cleanly to a pristine tree
 #   make check-layers     build, then check the tier's layering (docs/architecture.md)
+#   make check-docs       the docs name every figure, option and make target that exists
 #   make refresh-patches  regenerate patches/ from the commits in build/redis
 #   make clean-tree       drop build/redis (and any unrefreshed edits in it)
 #   make clean            remove build products
@@ -32,7 +33,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 BINS := redis-server redis-cli redis-benchmark redis-check-rdb redis-check-aof redis-sentinel
 
-.PHONY: test-soak all build run test test-bulk test-evict-all test-diff test-diff-long stock metric metric-smoke bench bench-deps bench-fio bench-1 bench-2 bench-3 bench-4 bench-5 bench-6 bench-7 bench-8 bench-9 bench-10 bench-11 bench-plots bench-smoke install check-patches check-layers refresh-patches clean clean-tree deps fetch tree
+.PHONY: test-soak all build run test test-bulk test-evict-all test-diff test-diff-long stock metric metric-smoke bench bench-deps bench-fio bench-1 bench-2 bench-3 bench-4 bench-5 bench-6 bench-7 bench-8 bench-9 bench-10 bench-11 bench-plots bench-smoke install check-patches check-layers check-docs refresh-patches clean clean-tree deps fetch tree
 
 all: build
 
@@ -55,15 +56,20 @@ run: build
 	@mkdir -p data
 	bin/redis-server redis.conf
 
-test: build
+test: build check-docs
 	@tests/run.sh
 
-# Issue 3's bulk runs (2M keys written and verified; redis-benchmark 4M
+# The reference pages name every ROCK REPORT / INFO rock figure, every
+# rock-* option and only make targets that exist (scripts/check-docs.py).
+check-docs:
+	@python3 scripts/check-docs.py
+
+# The bulk runs (2M keys written and verified; redis-benchmark 4M
 # requests) against maxmemory 256mb: ~10 minutes on 2 cores.
 test-bulk: build
 	@tests/bulk/run.sh
 
-# Issue 14's soak (tests/soak/): a redis-rock master and replica under a
+# The soak (tests/soak/): a redis-rock master and replica under a
 # seeded random mixed load over a mostly-cold dataset, faults injected at
 # random times (kill -9, SIGTERM, full rock-dir, BGSAVE/BGREWRITEAOF,
 # maxmemory swings, DEBUG RELOAD, FLUSHDB), every reply checked against a
@@ -73,14 +79,14 @@ test-bulk: build
 test-soak: build
 	@tests/soak/run.sh --duration $(or $(DURATION),7200) --seed $(or $(SEED),0)
 
-# Issue 5: the whole upstream suite with every value going to disk after
+# The whole upstream suite with every value going to disk after
 # every command (not in `make test` for now: run time not settled).
 test-evict-all: build
 	@SUITES=upstream-evict-all tests/run.sh
 
-# Issue 5's differential test (tests/diff/): stock 7.0.15 and redis-rock with
+# The differential test (tests/diff/): stock 7.0.15 and redis-rock with
 # a 2 MB maxmemory, rock-debug-evict-all off then on, then the big-collection
-# mode (issue 27: big hashes/sets/zsets stored element by element, mostly
+# mode (big hashes/sets/zsets stored element by element, mostly
 # point commands, evict-all on), driven by the same seeded random command
 # stream; every reply and DEBUG DIGEST compared, 200,000 commands per mode.
 # A divergence prints the seed and a shrunk repro.
@@ -103,7 +109,7 @@ stock: fetch
 	@for b in $(BINS); do install -C -m 755 $(STOCK_TREE)/src/$$b bin/stock/$$b; done
 	@echo "stock Redis $(REDIS_VERSION) built: bin/stock/redis-server"
 
-# Issue 6's load harness (metric/README.md): one runnable jar, built with
+# The load harness (metric/README.md): one runnable jar, built with
 # Maven (Jedis and HdrHistogram from Maven Central; its unit tests run too).
 metric:
 	@deps/install-deps.sh metric
@@ -116,7 +122,7 @@ metric:
 metric-smoke: build stock metric
 	@tests/metric/smoke.sh
 
-# Issue 6's benchmarks (bench/README.md): stock 7.0.15 and redis-rock side by
+# The benchmarks (bench/README.md): stock 7.0.15 and redis-rock side by
 # side, results in build/bench/results/. REDIS_BIN_DIR= / STOCK_BIN_DIR= run
 # other binaries; QUICK=1 shrinks every size.
 bench-deps:

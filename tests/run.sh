@@ -21,7 +21,7 @@
 #   soak               tests/soak/run.sh for 5 minutes, seed 1: master and
 #                      replica under a random mixed load with faults, every
 #                      reply checked against a model (`make test-soak` runs
-#                      it for hours); RSS held to issue 28's bound,
+#                      it for hours); RSS held to the tier's bound,
 #                      maxmemory x 1.15 + 64 MB, at every 100 ms sample
 #                      (docs/operations.md, "Soak")
 #   metric             tests/metric/smoke.sh: the Java harness (mode1, mode2)
