@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/10-sizing.sh -- how close ROCK SIZING's predictions come to the
-# share of value accesses served from RAM, measured at each size (issue 29).
+# share of value accesses served from RAM, measured at each size.
 # redis-rock alone (stock has no tier to size): for allkeys-lru and
 # allkeys-lfu and three workload shapes (Zipf s=0.99 over all keys, uniform
 # over half of them, Zipf with a working set that moves halfway), a fresh
@@ -34,4 +34,4 @@ python3 "$BENCH_TOP/bench/sizing.py" --bin "$REDIS_BIN_DIR/redis-server" --port 
     --out "$RESULTS_DIR" --dir "$BENCH_DIR/10-sizing" --keys "$keys" --value "$vrange" \
     --warmup "$warmup" --requests "$requests" --policies "$policies" --workloads "$workloads" \
     --extra="$extra"
-md_write "Keys key:%012d with values of $vrange random bytes; $keys keys; warm-up $warmup GETs (a tenth at 4 x base), measured $requests GETs per size (pipelined 100 deep, one connection). predicted: ROCK SIZING at 1 x base after its measured run; measured: value_hits_ram / (value_hits_ram + value_hits_disk) over the measured run at that size. diff_pp: predicted - measured in percentage points (issue 29 asks for |diff_pp| <= 5)."
+md_write "Keys key:%012d with values of $vrange random bytes; $keys keys; warm-up $warmup GETs (a tenth at 4 x base), measured $requests GETs per size (pipelined 100 deep, one connection). predicted: ROCK SIZING at 1 x base after its measured run; measured: value_hits_ram / (value_hits_ram + value_hits_disk) over the measured run at that size. diff_pp: predicted - measured in percentage points (the goal: |diff_pp| <= 5)."

@@ -2,7 +2,7 @@
 # bench/7-coldget.sh -- what a GET of a value on disk costs: throughput
 # against stock, and CPU per GET by thread group and context switches per
 # GET, read from /proc/PID/task/*/{stat,status} before and after the timed
-# run (issue 12's method). On two shared cores these per-GET figures are
+# run. On two shared cores these per-GET figures are
 # stable where throughput is noisy.
 #
 # Data: B7_KEYS keys key:%012d (redis-benchmark -r names), values of

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/8-coldwrite.sh -- what a write over a mostly-cold dataset costs
-# (issue 13's method): SETs of random keys whose values are mostly on disk,
+# bench/8-coldwrite.sh -- what a write over a mostly-cold dataset costs:
+# SETs of random keys whose values are mostly on disk,
 # against stock; CPU per SET by thread group and context switches per SET
 # (as bench 7), and what RocksDB wrote for them: write amplification (bytes
 # RocksDB's threads wrote to disk over the record bytes handed to it) and

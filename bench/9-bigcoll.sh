@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/9-bigcoll.sh -- big hashes on disk (issue 27's workload): HGET and
+# bench/9-bigcoll.sh -- big hashes on disk: HGET and
 # HSET of random fields of random hashes, most of them cold, against stock;
 # per command what RocksDB read and wrote (records and bytes) and CPU per
 # 1000 commands by thread group (as bench 7).
@@ -111,7 +111,7 @@ measure() {
     local rerr; rerr=$(rock_fig "$port" errors); [ "$rerr" = NA ] || [ "$rerr" = 0 ] || err="$err+rock_errors=$rerr"
 
     # d NAME: the figure's change over the run
-    # (a figure the server does not have, as before issue 27's counters, is 0)
+    # (a figure the server does not report is 0)
     d() { local a=${r1[$1]} b=${r0[$1]}; [ "$a" = NA ] && a=0; [ "$b" = NA ] && b=0; echo $((a - b)); }
     # per NUMBER DIVISOR FORMAT: NA when either is NA or the divisor is 0
     per() { if [ "$1" = NA ] || [ "$2" = NA ] || [ "$2" = 0 ]; then echo NA; else calc "$1 / $2" "$3"; fi; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/bigcoll.py -- big hashes: the load and the timed HGET/HSET mix of
-bench 9 (issue 27's workload). Standard library only, raw RESP over sockets
+bench 9. Standard library only, raw RESP over sockets
 (as pipeget.py and stalls.py): one client for both servers.
 
     bigcoll.py load HASHES FIELDS VALUE_SIZE [--batch 500] [--seed 9]

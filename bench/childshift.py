@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/childshift.py -- pages held for freed slots when the values read
-change size while a forked child lives (issue 28).
+change size while a forked child lives.
 
 No defrag runs while a child lives. This loads 40,000 values of 700 bytes
 and 8,000 of 3,000 bytes at `maxmemory 32mb` (most on disk), reads every

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/dirty-evict.sh -- what evicting a big split collection costs the event
-# loop once it was paged in whole and changed by a few point writes (issue 27).
+# loop once it was paged in whole and changed by a few point writes.
 #
 # One hash of DE_FIELDS fields (100-byte values, bench/bigcoll.py load) is
 # pushed to disk (ROCK EVICT), paged in whole by HRANDFIELD (a whole-value

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """bench/memloads.py -- RSS of redis-rock while a dataset ten times maxmemory
 is written, rewritten after FLUSHDB, reloaded (DEBUG RELOAD), restarted from
-its AOF and its RDB, and fully synced to a replica (issue 28).
+its AOF and its RDB, and fully synced to a replica.
 
 Stands apart from `make bench` (redis-rock alone, no stock row: stock has
 no such loads to compare). A soak-like dataset: 300,000 strings of
 300-3,000 bytes and 75,000 small hashes and sorted sets (5-20 fields or
 members), about 530 MB of values, `maxmemory 48mb`, `allkeys-lru`. RSS is
-sampled every 100 ms from /proc during each load and compared with issue
-28's bound, maxmemory x 1.15 + 64 MB; after each step jemalloc's allocated,
+sampled every 100 ms from /proc during each load and compared with the
+tier's bound, maxmemory x 1.15 + 64 MB; after each step jemalloc's allocated,
 active and resident bytes are printed. Nothing else writes during the loads.
 
     build/venv/bin/python bench/memloads.py [--bin bin/redis-server] [--port 31294] [--strings 300-3000] [-- extra server args]

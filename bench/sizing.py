@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/sizing.py -- ROCK SIZING's predictions against the share from RAM
-measured at each size (issue 29); run by bench/10-sizing.sh.
+measured at each size; run by bench/10-sizing.sh.
 
 For each maxmemory policy and workload shape, a fresh redis-rock server:
 
@@ -278,4 +278,4 @@ for policy in a.policies.split(","):
                 f.write(",".join(row) + "\n")
 
 worst = max(abs(float(r[7])) for r in rows)
-log("done: %d rows, largest difference %.1f points (issue 29 asks for 5)" % (len(rows), worst))
+log("done: %d rows, largest difference %.1f points (the goal: 5)" % (len(rows), worst))

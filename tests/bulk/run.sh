@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bulk/run.sh -- issue 3's bulk runs against a real redis-rock
+# tests/bulk/run.sh -- the bulk runs against a real redis-rock
 # (make test-bulk):
 #   0. maxmemory 64mb, 1 GB of 200..2000-byte values: used_memory checked
 #      every 100,000 keys written, then every value read back and compared;

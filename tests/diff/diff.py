@@ -1254,7 +1254,7 @@ class Gen:
 
 
 # --------------------------------------------------------------------------
-# The big-collection mode (--mode big; issue 27): a few hashes, sets
+# The big-collection mode (--mode big): a few hashes, sets
 # and sorted sets of thousands of elements each, which redis-rock keeps on
 # disk element by element (rock-split-min-elements 0: every hash-table hash or
 # set and skiplist zset), driven mostly by the point commands that read and

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# tests/diff/run.sh -- issue 5's differential test (make test-diff / test-diff-long):
+# tests/diff/run.sh -- the differential test (make test-diff / test-diff-long):
 # stock Redis 7.0.15 and redis-rock driven by the same seeded random command
 # stream, every reply and the final DEBUG DIGEST compared, with rock's
-# rock-debug-evict-all off and on, then the big-collection mode (issue 27).
+# rock-debug-evict-all off and on, then the big-collection mode.
 # See tests/diff/diff.py and docs/compatibility.md.
 #
 #   tests/diff/run.sh                         the default bounded run (modes off, on, big; 200,000 commands each)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/soak/run.sh -- issue 14's soak (tests/soak/soak.py): a redis-rock
+# tests/soak/run.sh -- the soak (tests/soak/soak.py): a redis-rock
 # master and replica under a seeded random mixed load over a mostly-cold
 # dataset, with faults injected, every reply checked against a model.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/soak/soak.py -- issue 14's soak: mixed load over a mostly-cold
+"""tests/soak/soak.py -- the soak: mixed load over a mostly-cold
 dataset, faults injected at random times, every reply checked against a
 shadow model.
 
@@ -49,7 +49,7 @@ It asserts, and prints as "soak: N passed, N failed": no wrong value read;
 no acknowledged write lost (every key of the model read back after each
 restart and at the end, absent keys checked absent); the replica's DEBUG
 DIGEST equal to the master's after each resync and at the end; RSS of both servers within maxmemory x
-1.15 + --rss-slack-mb (64 MB, the issue's bound) at every sample (every 100 ms), where
+1.15 + --rss-slack-mb (64 MB, the tier's bound) at every sample (every 100 ms), where
 maxmemory is the largest in force over the last 30 s and the replicas'
 output buffers (outside maxmemory in stock Redis too) are added (the
 soak's own DEBUG DIGEST checks are held to it too: they read cold values
@@ -91,9 +91,9 @@ MB = 1024 * 1024
 NEAR_TTL_MS = 3000      # no value-dependent write this close to a key's deadline
 SHUTDOWN_LIMIT_S = 60   # a SIGTERM must end the server within this
 RSS_WINDOW_S = 30       # RSS bound: the largest maxmemory over this window
-RSS_SAMPLE_S = 0.1      # RSS sampled this often (issue 28: 100 ms)
+RSS_SAMPLE_S = 0.1      # RSS sampled this often
 RSS_INFO_S = 0.5        # replica output buffers read from INFO this often
-ISSUE_SLACK_MB = 64     # issue 28's bound: maxmemory x 1.15 + this
+TIER_SLACK_MB = 64      # the tier's bound: maxmemory x 1.15 + this
 # INFO rock counters summed over each server's lives: the errors (which must
 # stay 0) and the point reads of split collections (for the report).
 ROCK_COUNTERS = ("rock_errors", "rock_write_errors", "rock_point_reads")
@@ -879,7 +879,7 @@ class Soak:
         last_cold = 0
         last_info = 0.0
         while not self.stop.is_set():
-            # RSS every RSS_SAMPLE_S (issue 28: 100 ms), from /proc; the
+            # RSS every RSS_SAMPLE_S (100 ms), from /proc; the
             # replica output buffers from INFO every RSS_INFO_S.
             ask_info = time.time() - last_info >= RSS_INFO_S
             if ask_info:
@@ -921,19 +921,19 @@ class Soak:
                     self.counts.setdefault("rss_list_" + s.name, []).append(rss)
                     self.counts["rss_max_" + s.name] = max(self.counts.get("rss_max_" + s.name, 0), rss)
                     self.counts["repl_buffers_max"] = max(self.counts.get("repl_buffers_max", 0), slaves)
-                # Issue 28's own bound (64 MB of slack), counted and logged
+                # The tier's own bound (64 MB of slack), counted and logged
                 # even when the run fails only past a looser one (make
                 # test's 160 MB), so that every run says where it stands.
-                issue_bound = base + ISSUE_SLACK_MB * MB
-                if rss > issue_bound and rss <= bound:
-                    self.count("rss_over_issue")
-                    if self.counts["rss_over_issue"] <= 20:
-                        log("note: %s RSS %.1f MB > the issue's bound %.1f MB (not a failure at this slack; MB: %s)" % (
-                            s.name, rss / MB, issue_bound / MB, self.memory_parts(s.port)))
+                tier_bound = base + TIER_SLACK_MB * MB
+                if rss > tier_bound and rss <= bound:
+                    self.count("rss_over_tier")
+                    if self.counts["rss_over_tier"] <= 20:
+                        log("note: %s RSS %.1f MB > the tier's bound %.1f MB (not a failure at this slack; MB: %s)" % (
+                            s.name, rss / MB, tier_bound / MB, self.memory_parts(s.port)))
                 if rss > bound:
                     self.count("rss_over")
-                    if rss > issue_bound:
-                        self.count("rss_over_issue")
+                    if rss > tier_bound:
+                        self.count("rss_over_tier")
                     self.fail("rss", "%s RSS %.1f MB > bound %.1f MB (MB: %s)" % (
                         s.name, rss / MB, bound / MB, self.memory_parts(s.port)))
             if time.time() - last_cold > 5 and not self.populating:
@@ -1413,9 +1413,9 @@ class Soak:
         log("wrong values %d; keys verified %d in %d passes; replica checks %d" % (
             c.get("wrong_values", 0), c.get("keys_verified", 0), c.get("verify_passes", 0),
             c.get("replica_checks", 0)))
-        log("RSS: %d samples, %d over the bound, %d over the issue's (x 1.15 + %d MB); max master %.1f MB, "
+        log("RSS: %d samples, %d over the bound, %d over the tier's (x 1.15 + %d MB); max master %.1f MB, "
             "replica %.1f MB; replica output buffers up to %.1f MB" % (
-                c.get("rss_samples", 0), c.get("rss_over", 0), c.get("rss_over_issue", 0), ISSUE_SLACK_MB,
+                c.get("rss_samples", 0), c.get("rss_over", 0), c.get("rss_over_tier", 0), TIER_SLACK_MB,
                 c.get("rss_max_master", 0) / MB,
                 c.get("rss_max_replica", 0) / MB, c.get("repl_buffers_max", 0) / MB))
         log("RSS during the first load (reported apart, not held to the bound): %d samples, %d over it, max %.1f MB" % (
@@ -2332,7 +2332,7 @@ def main():
     ap.add_argument("--tmpfs-mb", type=int, default=1536, help="size of the master's rock-dir filesystem")
     ap.add_argument("--min-free-mb", type=int, default=48, help="rock-min-free-disk, MB")
     ap.add_argument("--rss-slack-mb", type=int, default=64,
-                    help="RSS bound: maxmemory x 1.15 + this (issue 14: 64; see docs/operations.md)")
+                    help="RSS bound: maxmemory x 1.15 + this (the tier's: 64; see docs/operations.md)")
     ap.add_argument("--faults", default="", help="comma-separated fault kinds to draw from (default: all)")
     ap.add_argument("--write-share", type=float, default=0.2)
     ap.add_argument("--fault-gap-min", type=float, default=10)
