@@ -781,7 +781,7 @@ void rockPurgeCheck(void) {
  * twice it.
  *
  * The allowance follows the RSS bound the tier promises, maxmemory x 1.15
- * + 64 MB (docs/architecture.md, "Memory"): while RSS (serverCron()'s
+ * + 64 MB (docs/memory.md, "The RSS bound"): while RSS (serverCron()'s
  * sample, 100 ms old at most) is more than 16 MB under it, max(maxmemory
  * / 4, 8 MB); within 16 MB of the bound, 8 MB, at the full 25%: a burst
  * is taken back before RSS gets there. Steady eviction keeps 10-20% of

@@ -78,7 +78,7 @@ void rockStoreInit(void) {
      * read. But reads of neighbouring keys (a pipeline read ahead, an MGET,
      * a batch job in key order) find most values in the block just read:
      * such reads fill the cache (ropts), lone reads leave it alone
-     * (ropts_nofill). See docs/architecture.md "RocksDB setup". */
+     * (ropts_nofill). See docs/write-path.md "RocksDB setup". */
     rocksdb_readoptions_set_fill_cache(rock_store.ropts, 1);
     rock_store.ropts_nofill = rocksdb_readoptions_create();
     rocksdb_readoptions_set_fill_cache(rock_store.ropts_nofill, 0);
