@@ -612,6 +612,7 @@ void rockEvictNoteHot(redisDb *db, sds key);
 void rockLoadingMemoryCheck(redisDb *db);
 size_t rockEvictionMemory(void);
 int rockEvictMovable(robj *o);
+int rockEvictCandidate(redisDb *db, dictEntry *de);
 size_t rockEvictPolicyMemory(void);
 void rockEvictCountPolicyDeletes(void);
 int rockEvictNothingMovable(void);

@@ -49,7 +49,7 @@ static long long rockAheadValueSize(rockReadJob *job, robj *val, int dbid) {
 }
 
 /* A read-ahead job is back (rockCompleteJob()) with its value decoded (or
- * NULL: voided, failed, no longer cold): page the value in? Not when its
+ * NULL: voided, failed, or the key is not cold): page the value in? Not when its
  * client is gone, nor when it would take the bytes read ahead for the
  * client over the cap, unless a command already waits for it. Called once
  * per read-ahead job, whatever its outcome. */

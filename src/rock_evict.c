@@ -243,6 +243,13 @@ int rockEvictMovable(robj *o) {
     return !rockIsCold(o) && rockSentinelOf(o) != NULL && !rockValueTooSmall(o, NULL);
 }
 
+/* Would eviction move the value of keyspace entry `de` of `db`, the policy
+ * as it is (volatile-*: only keys with a TTL)? */
+int rockEvictCandidate(redisDb *db, dictEntry *de) {
+    if (!rockEvictMovable(dictGetVal(de))) return 0;
+    return !rockVolatileOnly() || dictFind(db->expires, dictGetKey(de)) != NULL;
+}
+
 static void rockRingPush(int dbid, sds key) {
     if (rock_ring_len == ROCK_HOT_RING) {
         /* Full: forget the oldest, and let the walk look again. */
@@ -552,7 +559,9 @@ static long long rock_seen_evicted;
 
 /* Keys upstream's policy deleted since the last call. With the tier on it
  * deletes keys only once no value can move (patch 0014), so each of them
- * is one deleted for want of a movable value (nothing_movable_deletes). */
+ * is one deleted for want of a movable value (nothing_movable_deletes).
+ * Counted by difference, once a second (rockFloorCron()) and when the
+ * figure is read, not on the eviction path. */
 void rockEvictCountPolicyDeletes(void) {
     long long n = server.stat_evictedkeys;
     if (n > rock_seen_evicted) rock_ks_stats.nothing_movable_deletes += n - rock_seen_evicted;
@@ -616,7 +625,6 @@ static dictEntry *rockHintEntry(redisDb **dbout) {
 int rockPerformEvictions(void) {
     size_t tofree;
     if (!rock_store.db) return C_ERR;
-    rockEvictCountPolicyDeletes();
     if (getMaxmemoryState(NULL, NULL, &tofree, NULL) == C_OK) return C_OK;
     if (rockWriteError() || !rockDiskHasRoom()) {
         /* Nothing can be written: only hot-clean values can go (their disk

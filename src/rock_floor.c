@@ -52,30 +52,20 @@ static struct {
     long long before;      /* the floor at the last tick with that maxmemory */
 } rock_floor = {0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1};
 
-/* RAM a value in RAM takes, as MEMORY USAGE counts it without the key. */
-static size_t rockFloorValueMemory(robj *o, int dbid) {
-    if (o->type == OBJ_STRING) {
-        size_t n = zmalloc_size(o);
-        if (o->encoding == OBJ_ENCODING_RAW) n += sdsZmallocSize(o->ptr);
-        return n;
-    }
-    return objectComputeSize(NULL, o, ROCK_FLOOR_SAMPLES, dbid);
-}
-
+/* A value in RAM: one eviction could move (counted with its RAM, as
+ * MEMORY USAGE counts it without the key), or one that stays. */
 static void rockFloorVisit(void *privdata, const dictEntry *de) {
     int *dbid = privdata;
     robj *o = dictGetVal(de);
     if (rockIsCold(o)) return;
-    /* volatile-*: a key without a TTL keeps its value in RAM. */
-    int keeps = (server.maxmemory_policy & MAXMEMORY_FLAG_ALLKEYS) == 0 &&
-                server.maxmemory_policy != MAXMEMORY_NO_EVICTION &&
-                dictFind(server.db[*dbid].expires, dictGetKey(de)) == NULL;
-    if (keeps || !rockEvictMovable(o)) {
+    if (!rockEvictCandidate(server.db + *dbid, (dictEntry *)de)) {
         rock_floor.fixed++;
         return;
     }
+    robj keyobj;
+    initStaticStringObject(keyobj, dictGetKey(de));
     rock_floor.movable++;
-    rock_floor.movable_bytes += rockFloorValueMemory(o, *dbid);
+    rock_floor.movable_bytes += objectComputeSize(&keyobj, o, ROCK_FLOOR_SAMPLES, *dbid);
 }
 
 /* One step of the walk. */

@@ -225,8 +225,8 @@ static int rockStreamPiece(void *ctx, const char *piece, size_t len) {
 /* A collection stored element by element goes to the child as its
  * whole-value record, its elements read from the same snapshot, in pieces
  * written as they are built: `[key][ROCK_STREAM_PIECES]([len][bytes])...[0]`.
- * Assembled whole first, a collection of a few MB was that much more of the
- * parent's heap (and page faults) for as long as the child took to read it.
+ * Assembled whole first, a collection of a few MB would be that much more
+ * of the parent's heap (and page faults) for as long as the child reads it.
  * The stream's iterator, standing on the metadata record, is let go first
  * (its copy is `meta`); the caller takes a fresh one after `at`. Returns 1,
  * or 0 when the stream must end (the child is gone, or an error was sent). */
@@ -369,9 +369,9 @@ int rockForkPrepare(int purpose) {
     rocksdb_readoptions_set_snapshot(rock_fork.ropts, rock_fork.snap);
     rocksdb_readoptions_set_fill_cache(rock_fork.ropts, 0);
     /* Readahead is per file the iterator has open (every L0 file, one per
-     * level), outside the Redis heap: 2 MB took the parent's RSS 30-49 MB
-     * up during a BGSAVE under writes, 256 KB 16-21 MB, in the same time
-     * (the soak). */
+     * level), outside the Redis heap: in the soak, a BGSAVE under writes
+     * takes the parent's RSS 30-49 MB up with 2 MB of readahead, 16-21 MB
+     * with 256 KB. */
     rocksdb_readoptions_set_readahead_size(rock_fork.ropts, ROCK_FORK_READAHEAD);
     /* Created now, on the main thread: it pins the files it reads, so a
      * flush's file deletion can't take them away from the child. */
