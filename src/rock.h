@@ -127,6 +127,8 @@ typedef struct rockStats {
     long long fork_waits;      /* background forks held for defrag (rockForkWait()) */
     long long warm_reused;     /* cold values a warm start took from its checkpoint */
     long long warm_dropped;    /* ...whose records it deleted (keys expired while down) */
+    long long warm_saves;      /* save points written as pairs (rock-warm-saves) */
+    long long warm_save_failures; /* ...and those whose pair was not committed */
 } rockStats;
 
 /* Block-cache hits and block reads of the reader threads' RocksDB reads, by
@@ -164,6 +166,7 @@ struct rockConfig {
     long long sizing_sample_every;   /* rock-sizing-sample-every */
     int defrag;                      /* rock-defrag */
     int warm_restart;                /* rock-warm-restart */
+    int warm_saves;                  /* rock-warm-saves */
 
     /* Start-up-only options as they were when the server started. */
     struct {
@@ -506,6 +509,8 @@ struct rockSnapshotState {
     char *pair;        /* the pair id written / expected */
     char *supersedes;  /* identity of the stock RDB the snapshot supersedes */
     char *checkpoint;  /* absolute path of the checkpoint it is paired with */
+    int commit_wait;   /* a save point's child: rename once the pipe says */
+    int commit_fds[2]; /* ...the checkpoint was made (rockSnapshotCommitWait()) */
 };
 extern struct rockSnapshotState rock_snapshot;
 ssize_t rockRdbSaveAuxFields(rio *rdb);
@@ -528,6 +533,8 @@ void rockWarmCheckpointBytes(long long *bytes, long long *own);
 const char *rockStartupRdbFile(void);
 void rockStartupRdbLoaded(int ret);
 int rockShutdownSnapshot(rdbSaveInfo *rsi);
+int rockSavePointSnapshot(rdbSaveInfo *rsi);
+int rockSnapshotCommitWait(void);
 
 /* rock_load.c: big collections spilled to disk while an RDB loads. */
 void rockLoadingSpill(robj *o, sds key, int dbid);
@@ -578,6 +585,9 @@ void rockWriteDelete(sds skey);
 void rockWriteAccess(sds skey, unsigned int lru);
 int rockPendingAccess(sds skey, unsigned int *lru);
 void rockWriteDeleteRange(sds start, sds end);
+typedef void rockWriteBarrierProc(void *arg, int run);
+int rockWriteBarrier(rockWriteBarrierProc *fn, void *arg);
+int rockWriteBarrierWaiting(void);
 void rockWriteDeleteSid(uint32_t sid);
 void rockWriteSubmit(void);
 void rockWriteFlush(void);

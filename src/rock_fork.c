@@ -346,7 +346,8 @@ int rockForkPrepare(int purpose) {
     /* The previous child is gone (RDB and AOF children are exclusive): its
      * stream thread ends at once if it has not already. */
     rockForkStreamStop(1);
-    if (rockColdKeys() == 0) return C_OK;
+    /* A keyspace snapshot's child writes references, not values. */
+    if (rockColdKeys() == 0 || rock_snapshot.writing) return C_OK;
 
     if (pipe(rock_fork.fds) == -1) {
         serverLog(LL_WARNING, "rock: can't create the pipe to stream cold values to a child: %s", strerror(errno));

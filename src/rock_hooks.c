@@ -354,7 +354,9 @@ int rockKeysEmptyDbs(redisDb *dbarray, int dbnum) {
     rockLoadingReset();
     int start = dbnum == -1 ? 0 : dbnum;
     int end = dbnum == -1 ? server.dbnum - 1 : dbnum;
-    int streaming = rockForkStreaming();
+    /* A fork stream reads a RocksDB snapshot, a save point's barrier is
+     * about to checkpoint it: either way RocksDB must not be replaced. */
+    int streaming = rockForkStreaming() || rockWriteBarrierWaiting();
     for (int j = start; j <= end; j++) {
         rockDb *rdb = &rock_ks.dbs[j];
         uint32_t old = rockStoreRenewSid(j);
@@ -373,8 +375,7 @@ int rockKeysEmptyDbs(redisDb *dbarray, int dbnum) {
     rockSizingReset();
     rockFreshReset(); /* their values are freed: no address may stay */
     /* Nothing is live: start over with an empty RocksDB (rockResetStore(),
-     * by the caller), unless a forked child is still streaming from a
-     * snapshot of this one. */
+     * by the caller), unless it is still read as it was (above). */
     return dbnum == -1 && !streaming;
 }
 

@@ -164,6 +164,8 @@ static int rockCollectFigures(rockFigure *f) {
     rockWarmCheckpointBytes(&cp_bytes, &cp_own);
     f[n++] = (rockFigure){"warm_checkpoint_bytes", cp_bytes};
     f[n++] = (rockFigure){"warm_checkpoint_own_bytes", cp_own};
+    f[n++] = (rockFigure){"warm_saves", s.warm_saves};
+    f[n++] = (rockFigure){"warm_save_failures", s.warm_save_failures};
     f[n++] = (rockFigure){"value_hits_ram", s.value_hits_ram};
     f[n++] = (rockFigure){"value_hits_disk", s.value_hits_disk};
     const char *why;

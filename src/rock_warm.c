@@ -44,6 +44,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <poll.h>
 #include <sys/stat.h>
 
 #define ROCK_SNAPSHOT_SUFFIX ".rock-snapshot"
@@ -63,7 +64,18 @@ static struct {
     long long cp_own_bytes; /* ...of them, the table and blob files the live
                              * RocksDB no longer links (compacted away
                              * since): disk the checkpoint alone holds */
+    /* A save point's pair while its child runs (rockSavePointSnapshot()).
+     * bg_pair and bg_cp are read by the writer thread's barrier; the main
+     * thread changes them only once bg_state is not 0. */
+    char *bg_pair;
+    sds bg_cp, bg_supersedes;
+    pid_t bg_child;
+    int bg_wfd;             /* the pipe's end the barrier writes its result to */
+    redisAtomic int bg_state; /* 0: checkpoint not made yet, 1: made, -1: failed */
+    sds bg_err;             /* why it failed (set before bg_state) */
 } rock_warm;
+
+static void rockWarmSaveResolve(void);
 
 /* ---------------------------------------------------------------------------
  * Files
@@ -415,6 +427,7 @@ void rockWarmCheckpointBytes(long long *bytes, long long *own) {
 }
 
 void rockWarmCron(void) {
+    rockWarmSaveResolve();
     rockWarmMeasure();
     if (!rock_warm.supersedes) return;
     sds now = rockRdbIdentity(server.rdb_filename);
@@ -445,36 +458,10 @@ void rockWarmCron(void) {
  * Clean stop
  * ------------------------------------------------------------------------ */
 
-/* prepareForShutdown() (patch 0043), in place of the final rdbSave(): write
- * a keyspace snapshot and its checkpoint. Returns C_OK when it did; C_ERR
- * (logged, nothing left behind) lets the stock save run instead. */
-int rockShutdownSnapshot(rdbSaveInfo *rsi) {
-    if (!rock_store.db || !rock.warm_restart || server.aof_state != AOF_OFF) return C_ERR;
-    long long start = ustime();
-    if (rockWriteError()) {
-        serverLog(LL_WARNING, "rock: no warm-restart snapshot: RocksDB writes fail (%s); saving a stock RDB",
-                  rockWriteError());
-        return C_ERR;
-    }
-    /* A backlog a healthy disk commits in this time; past it (a stalled
-     * disk) the stop does not wait: the stock save reads the pending
-     * values from RAM. */
-    if (!rockWriteDrain(ROCK_WARM_DRAIN_MS) || rockPendingCount()) {
-        serverLog(LL_WARNING, "rock: no warm-restart snapshot: %lld RocksDB writes not committed; saving a "
-                  "stock RDB", rockWriteOutstanding() + rockPendingCount());
-        return C_ERR;
-    }
-    struct stat a, b;
-    if (stat(rock_warm.abs_dir, &a) == -1 || stat(rock_store.db_path, &b) == -1 || a.st_dev != b.st_dev) {
-        serverLog(LL_WARNING, "rock: no warm-restart snapshot: '%s' and '%s' are on different filesystems "
-                  "(a checkpoint is hard links); saving a stock RDB", rock_warm.abs_dir, rock_store.db_path);
-        return C_ERR;
-    }
-
-    char pair[17];
-    getRandomHexChars(pair, 16);
-    pair[16] = '\0';
-    sds cp = rockCheckpointPath(pair);
+/* A RocksDB checkpoint for pair `pair` in `cp`, with its ROCK-PAIR file
+ * naming the snapshot, all synced. Any thread: the writer takes a save
+ * point's. Returns NULL, or why it failed (nothing left behind). */
+static sds rockWarmMakeCheckpoint(const char *pair, const char *cp) {
     char *err = NULL;
     rocksdb_checkpoint_t *ck = rocksdb_checkpoint_object_create(rock_store.db, &err);
     if (ck) {
@@ -484,12 +471,10 @@ int rockShutdownSnapshot(rdbSaveInfo *rsi) {
         rocksdb_checkpoint_object_destroy(ck);
     }
     if (err) {
-        serverLog(LL_WARNING, "rock: no warm-restart snapshot: RocksDB checkpoint '%s' failed: %s; saving a "
-                  "stock RDB", cp, err);
+        sds msg = sdscatfmt(sdsempty(), "RocksDB checkpoint '%s' failed: %s", cp, err);
         rocksdb_free(err);
         rockRemoveTree(cp);
-        sdsfree(cp);
-        return C_ERR;
+        return msg;
     }
     sds pf = sdscatfmt(sdsempty(), "%s/%s", cp, ROCK_PAIR_FILE);
     sds body = sdscatfmt(sdsempty(), "%s\n%s\n", pair, rock_warm.snap_path);
@@ -497,36 +482,211 @@ int rockShutdownSnapshot(rdbSaveInfo *rsi) {
     int ok = fd != -1 && write(fd, body, sdslen(body)) == (ssize_t)sdslen(body) && fsync(fd) == 0;
     if (fd != -1) close(fd);
     ok = ok && rockFsyncPath(cp, 1) == 0 && rockFsyncPath(rock_warm.abs_dir, 1) == 0;
+    sds msg = ok ? NULL : sdscatfmt(sdsempty(), "can't write and sync '%s': %s", pf, strerror(errno));
     sdsfree(pf);
     sdsfree(body);
+    if (msg) rockRemoveTree(cp);
+    return msg;
+}
 
-    sds supersedes = rockRdbIdentity(server.rdb_filename);
-    if (ok) {
-        rock_snapshot.writing = 1;
-        rock_snapshot.pair = pair;
-        rock_snapshot.supersedes = supersedes;
-        rock_snapshot.checkpoint = cp;
-        ok = rdbSave(SLAVE_REQ_NONE, rock_warm.snap_path, rsi) == C_OK;
-        rock_snapshot.writing = 0;
-        rock_snapshot.pair = NULL;
-        rock_snapshot.supersedes = NULL;
-        rock_snapshot.checkpoint = NULL;
+/* Can a pair be written now? `what` names the save for the log. */
+static int rockWarmPairable(const char *what) {
+    if (!rock_store.db || !rock.warm_restart || server.aof_state != AOF_OFF) return 0;
+    if (rockWriteError()) {
+        serverLog(LL_WARNING, "rock: %s: no keyspace snapshot, RocksDB writes fail (%s); saving a stock RDB",
+                  what, rockWriteError());
+        return 0;
     }
-    sdsfree(supersedes);
-    if (!ok) {
-        serverLog(LL_WARNING, "rock: writing the warm-restart snapshot failed; saving a stock RDB");
-        rockRemoveTree(cp);
-        sdsfree(cp);
-        return C_ERR;
+    struct stat a, b;
+    if (stat(rock_warm.abs_dir, &a) == -1 || stat(rock_store.db_path, &b) == -1 || a.st_dev != b.st_dev) {
+        serverLog(LL_WARNING, "rock: %s: no keyspace snapshot, '%s' and '%s' are on different filesystems "
+                  "(a checkpoint is hard links); saving a stock RDB", what, rock_warm.abs_dir, rock_store.db_path);
+        return 0;
     }
+    return 1;
+}
+
+/* The pair just committed (`pair`, taken; its snapshot superseding
+ * `supersedes`, taken) is the newest state: the checkpoints of earlier
+ * pairs go, the one in another rock-dir this server started from too. */
+static void rockWarmAdopt(char *pair, sds supersedes) {
+    zfree(rock_warm.pair);
+    rock_warm.pair = pair;
+    sdsfree(rock_warm.supersedes);
+    rock_warm.supersedes = supersedes;
     rockWarmSweepCheckpoints(pair, 0);
     if (rock_warm.source) {
-        /* The checkpoint this server started from, in another rock-dir:
-         * no snapshot names it any more. */
+        /* In another rock-dir: no snapshot names it any more. */
         rockRemoveTree(rock_warm.source);
         sdsfree(rock_warm.source);
         rock_warm.source = NULL;
     }
+}
+
+/* ---------------------------------------------------------------------------
+ * Save points (rock-warm-saves yes)
+ *
+ * A save point's BGSAVE writes the keyspace snapshot instead of a stock
+ * RDB, so that the newest saved state after a crash is a pair too. The
+ * child writes the snapshot from its copy of the keyspace, as at a clean
+ * stop; the checkpoint of the same instant is taken by the writer thread,
+ * at a barrier queued right after fork() (rockWriteBarrier()): every write
+ * queued before the fork is committed then, none queued after it. Nothing
+ * else changes RocksDB meanwhile: a FLUSHALL while the barrier waits drops
+ * its storage ids with range deletes queued behind it, not by replacing
+ * RocksDB. The child renames its file, the commit point, only once the
+ * barrier has written '1' (checkpoint made) to a pipe; a checkpoint that
+ * fails, or a queue thrown away, writes '0' and the save fails as any
+ * BGSAVE does. rockWarmCron() sees the child gone and adopts the pair, or
+ * removes the checkpoint of a snapshot that was not committed.
+ * ------------------------------------------------------------------------ */
+
+#define ROCK_WARM_COMMIT_WAIT_MS 120000
+
+/* Writer thread (or main, `run` 0: the queue was thrown away). */
+static void rockWarmSaveBarrier(void *arg, int run) {
+    UNUSED(arg);
+    sds err = run ? rockWarmMakeCheckpoint(rock_warm.bg_pair, rock_warm.bg_cp)
+                  : sdsnew("the queued RocksDB writes were thrown away");
+    char c = err ? '0' : '1';
+    rock_warm.bg_err = err;
+    if (write(rock_warm.bg_wfd, &c, 1) != 1) {
+        /* The child is gone: rockWarmCron() cleans up. */
+    }
+    close(rock_warm.bg_wfd);
+    atomicSet(rock_warm.bg_state, err ? -1 : 1);
+}
+
+/* Once the save point's child has ended: adopt its pair if its snapshot was
+ * committed, otherwise remove the checkpoint. */
+static void rockWarmSaveResolve(void) {
+    if (!rock_warm.bg_pair) return;
+    int state;
+    atomicGet(rock_warm.bg_state, state);
+    if (state == 0 || (server.child_pid != -1 && server.child_pid == rock_warm.bg_child)) return;
+    rockSnapHeader h;
+    int committed = state == 1 && rockReadSnapHeader(rock_warm.snap_path, &h) == C_OK &&
+                    !strcmp(h.pair, rock_warm.bg_pair);
+    rockSnapHeaderFree(&h);
+    if (committed) {
+        rock_ks_stats.warm_saves++;
+        serverLog(LL_NOTICE, "rock: save point written as the keyspace snapshot '%s' with checkpoint '%s'",
+                  rock_warm.snap_path, rock_warm.bg_cp);
+        rockWarmAdopt(rock_warm.bg_pair, rock_warm.bg_supersedes);
+    } else {
+        rock_ks_stats.warm_save_failures++;
+        serverLog(LL_WARNING, "rock: the save point's keyspace snapshot was not committed (%s); its "
+                  "checkpoint is removed", rock_warm.bg_err ? rock_warm.bg_err : "the child failed");
+        if (state == 1) rockRemoveTree(rock_warm.bg_cp);
+        zfree(rock_warm.bg_pair);
+        sdsfree(rock_warm.bg_supersedes);
+    }
+    sdsfree(rock_warm.bg_cp);
+    sdsfree(rock_warm.bg_err);
+    rock_warm.bg_pair = NULL;
+    rock_warm.bg_cp = rock_warm.bg_supersedes = rock_warm.bg_err = NULL;
+}
+
+/* serverCron()'s save point (patch 0045). Returns 1 when it started (or
+ * tried to start) a BGSAVE writing a pair, 0 when the stock BGSAVE runs
+ * instead: rock-warm-saves no, a pair can't be written now, or the last
+ * save point's checkpoint is still waiting for the writer. */
+int rockSavePointSnapshot(rdbSaveInfo *rsi) {
+    if (!rock.warm_saves) return 0;
+    rockWarmSaveResolve();
+    if (rock_warm.bg_pair || rockWriteBarrierWaiting() || !rockWarmPairable("save point")) return 0;
+    int fds[2];
+    if (pipe(fds) == -1) {
+        serverLog(LL_WARNING, "rock: save point: can't create a pipe (%s); saving a stock RDB", strerror(errno));
+        return 0;
+    }
+    char pair[17];
+    getRandomHexChars(pair, 16);
+    pair[16] = '\0';
+    sds cp = rockCheckpointPath(pair), supersedes = rockRdbIdentity(server.rdb_filename);
+    rock_snapshot.writing = 1;
+    rock_snapshot.pair = pair;
+    rock_snapshot.supersedes = supersedes;
+    rock_snapshot.checkpoint = cp;
+    rock_snapshot.commit_wait = 1;
+    rock_snapshot.commit_fds[0] = fds[0];
+    rock_snapshot.commit_fds[1] = fds[1];
+    int ret = rdbSaveBackground(SLAVE_REQ_NONE, rock_warm.snap_path, rsi);
+    memset(&rock_snapshot, 0, sizeof(rock_snapshot));
+    close(fds[0]);
+    if (ret != C_OK) {
+        close(fds[1]);
+        sdsfree(cp);
+        sdsfree(supersedes);
+        return 1;
+    }
+    rock_warm.bg_pair = zstrdup(pair);
+    rock_warm.bg_cp = cp;
+    rock_warm.bg_supersedes = supersedes;
+    rock_warm.bg_child = server.child_pid;
+    rock_warm.bg_wfd = fds[1];
+    rock_warm.bg_err = NULL;
+    atomicSet(rock_warm.bg_state, 0);
+    if (rockWriteBarrier(rockWarmSaveBarrier, NULL) == C_ERR) rockWarmSaveBarrier(NULL, 0);
+    return 1;
+}
+
+/* rdbSave() (patch 0046), right before the rename that commits the file:
+ * a save point's child waits for its checkpoint. Returns C_ERR (errno set)
+ * when the checkpoint was not made: the snapshot is then not renamed. */
+int rockSnapshotCommitWait(void) {
+    if (!rock_snapshot.writing || !rock_snapshot.commit_wait) return C_OK;
+    close(rock_snapshot.commit_fds[1]); /* the parent's end: EOF if it dies */
+    struct pollfd p = {.fd = rock_snapshot.commit_fds[0], .events = POLLIN};
+    char c = 0;
+    int n = poll(&p, 1, ROCK_WARM_COMMIT_WAIT_MS);
+    if (n == 1 && read(p.fd, &c, 1) == 1 && c == '1') return C_OK;
+    serverLog(LL_WARNING, "rock: the keyspace snapshot's checkpoint %s (%s): the snapshot is not committed",
+              n == 0 ? "took too long" : "was not made", rock_snapshot.checkpoint);
+    errno = EIO;
+    return C_ERR;
+}
+
+/* prepareForShutdown() (patch 0043), in place of the final rdbSave(): write
+ * a keyspace snapshot and its checkpoint. Returns C_OK when it did; C_ERR
+ * (logged, nothing left behind) lets the stock save run instead. */
+int rockShutdownSnapshot(rdbSaveInfo *rsi) {
+    if (!rockWarmPairable("shutdown")) return C_ERR;
+    long long start = ustime();
+    /* A backlog a healthy disk commits in this time; past it (a stalled
+     * disk) the stop does not wait: the stock save reads the pending
+     * values from RAM. */
+    if (!rockWriteDrain(ROCK_WARM_DRAIN_MS) || rockPendingCount()) {
+        serverLog(LL_WARNING, "rock: shutdown: no keyspace snapshot, %lld RocksDB writes not committed; saving "
+                  "a stock RDB", rockWriteOutstanding() + rockPendingCount());
+        return C_ERR;
+    }
+    char pair[17];
+    getRandomHexChars(pair, 16);
+    pair[16] = '\0';
+    sds cp = rockCheckpointPath(pair);
+    sds err = rockWarmMakeCheckpoint(pair, cp);
+    if (err) {
+        serverLog(LL_WARNING, "rock: shutdown: no keyspace snapshot, %s; saving a stock RDB", err);
+        sdsfree(err);
+        sdsfree(cp);
+        return C_ERR;
+    }
+    sds supersedes = rockRdbIdentity(server.rdb_filename);
+    rock_snapshot.writing = 1;
+    rock_snapshot.pair = pair;
+    rock_snapshot.supersedes = supersedes;
+    rock_snapshot.checkpoint = cp;
+    int ok = rdbSave(SLAVE_REQ_NONE, rock_warm.snap_path, rsi) == C_OK;
+    memset(&rock_snapshot, 0, sizeof(rock_snapshot));
+    if (!ok) {
+        serverLog(LL_WARNING, "rock: writing the warm-restart snapshot failed; saving a stock RDB");
+        rockRemoveTree(cp);
+        sdsfree(cp);
+        sdsfree(supersedes);
+        return C_ERR;
+    }
+    rockWarmAdopt(zstrdup(pair), supersedes);
     serverLog(LL_NOTICE, "rock: warm-restart snapshot '%s' written with checkpoint '%s' in %.3f s "
               "(%lld keys, %lld of them cold)", rock_warm.snap_path, cp, (double)(ustime() - start) / 1e6,
               dbTotalServerKeyCount(), rockColdKeys());

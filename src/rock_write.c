@@ -55,6 +55,7 @@
 #define ROCK_OP_DELETE_ELEMENTS 4 /* range delete of one key's element records */
 #define ROCK_OP_ELEMENT 5 /* a point command's put or delete of one element
                            * record, or its put of a metadata record */
+#define ROCK_OP_BARRIER 6 /* rockWriteBarrier(): runs alone, between batches */
 
 /* A value waiting in the pending buffer. Shared by the buffer entry and the
  * queued put; its reference count is only touched on the main thread. */
@@ -140,6 +141,11 @@ static struct {
     monotime last_tick;       /* the timer's work last done (rockWriteTick()) */
     long long disk_free;      /* free bytes on rock-dir at the last check */
     long long disk_written;   /* rock_write_stats.write_bytes + pending at that check */
+    /* The one barrier that may be queued (rockWriteBarrier()); `barrier`
+     * is set while it waits, under h.lock. */
+    int barrier;
+    rockWriteBarrierProc *barrier_fn;
+    void *barrier_arg;
 } rock_wr;
 
 static dictType rockPendingDictType = {
@@ -282,9 +288,21 @@ static void *rockWriterMain(void *arg) {
         while (b->count < max && bytes < ROCK_WRITE_BATCH_BYTES) {
             listNode *ln = listFirst(rock_wr.h.queue);
             rockWriteOp *op = listNodeValue(ln);
+            /* A barrier ends the batch before it, and goes alone. */
+            if (op->kind == ROCK_OP_BARRIER && b->count > 0) break;
             listDelNode(rock_wr.h.queue, ln);
             b->ops[b->count++] = op;
+            if (op->kind == ROCK_OP_BARRIER) break;
             bytes += sdslen(op->skey) + (op->pv ? sdslen(op->pv->rec) : 0);
+        }
+        if (b->ops[0]->kind == ROCK_OP_BARRIER) {
+            rockWriteBarrierProc *fn = rock_wr.barrier_fn;
+            void *arg = rock_wr.barrier_arg;
+            rock_wr.barrier = 0;
+            pthread_mutex_unlock(&rock_wr.h.lock);
+            fn(arg, 1);
+            rockHandBack(b);
+            continue;
         }
         pthread_mutex_unlock(&rock_wr.h.lock);
 
@@ -447,6 +465,14 @@ int rockPendingAccess(sds skey, unsigned int *lru) {
 /* An op leaves the queue for good (committed, or dropped). */
 static void rockFreeOp(rockWriteOp *op) {
     if (op->pv) rockPendingUnref(op->pv);
+    if (op->kind == ROCK_OP_BARRIER) {
+        /* Dropped unrun (rockWriteHalt()): its owner is told so. */
+        pthread_mutex_lock(&rock_wr.h.lock);
+        int unrun = rock_wr.barrier;
+        rock_wr.barrier = 0;
+        pthread_mutex_unlock(&rock_wr.h.lock);
+        if (unrun) rock_wr.barrier_fn(rock_wr.barrier_arg, 0);
+    }
     if (op->kind == ROCK_OP_DELETE) {
         rock_wr.delete_bytes -= op->cost;
         rock_wr.deletes_queued--;
@@ -480,6 +506,40 @@ void rockWriteDeleteRange(sds start, sds end) {
     op->skey = sdsdup(start);
     op->end = sdsdup(end);
     rockEnqueue(op);
+}
+
+/* Queue a barrier: `fn(arg, 1)` runs on the writer thread once every write
+ * queued before it is committed and before any queued after it is, so what
+ * RocksDB holds then is the queue's state at this call (a checkpoint of the
+ * instant a fork happened). Should the queue be thrown away first
+ * (rockWriteHalt()), `fn(arg, 0)` runs instead, on the main thread. One
+ * barrier at a time: C_ERR while one waits, or when there is no writer. */
+int rockWriteBarrier(rockWriteBarrierProc *fn, void *arg) {
+    if (!rockHandoffRunning(&rock_wr.h)) return C_ERR;
+    pthread_mutex_lock(&rock_wr.h.lock);
+    int busy = rock_wr.barrier;
+    if (!busy) {
+        rock_wr.barrier = 1;
+        rock_wr.barrier_fn = fn;
+        rock_wr.barrier_arg = arg;
+    }
+    pthread_mutex_unlock(&rock_wr.h.lock);
+    if (busy) return C_ERR;
+    rockWriteOp *op = zcalloc(sizeof(*op));
+    op->kind = ROCK_OP_BARRIER;
+    op->skey = sdsempty();
+    rockEnqueue(op);
+    rockWriteSubmit();
+    return C_OK;
+}
+
+/* Is a barrier queued and not run yet? */
+int rockWriteBarrierWaiting(void) {
+    if (!rockHandoffRunning(&rock_wr.h)) return 0;
+    pthread_mutex_lock(&rock_wr.h.lock);
+    int waiting = rock_wr.barrier;
+    pthread_mutex_unlock(&rock_wr.h.lock);
+    return waiting;
 }
 
 /* Queue the delete of every element record of version `version` of the
@@ -631,6 +691,13 @@ static void rockFailureNotice(rockWriteBatch *b) {
 static void rockCompleteBatch(rockWriteBatch *b) {
     if (b->notice) {
         rockFailureNotice(b);
+        return;
+    }
+    if (b->ops[0]->kind == ROCK_OP_BARRIER) { /* always alone: no write */
+        rockFreeOp(b->ops[0]);
+        rock_wr.outstanding--;
+        zfree(b->ops);
+        zfree(b);
         return;
     }
     if (b->dropped) { /* given up at shutdown or reset */

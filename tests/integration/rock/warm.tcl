@@ -380,3 +380,82 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-v
         assert_equal 1 [llength [warm_checkpoints]]
     }
 }
+
+# rock-warm-saves: a save point's BGSAVE writes the pair, its checkpoint
+# taken by the writer thread at a barrier behind every write queued before
+# the fork. The writer is slowed down so that writes queued before the fork
+# are still uncommitted when it forks, and the writes after it (a FLUSHDB
+# among them) land while the child waits for the checkpoint: the pair must
+# hold the state of the fork, neither less nor more.
+start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-value-size 0 maxmemory-policy allkeys-lru rock-split-min-elements 1000 rock-warm-saves yes save {}}} {
+    test {a save point writes a pair at the fork's instant, and a start after kill -9 is warm with that state} {
+        warm_fill
+        r config set rock-debug-write-delay 700
+        # Queued before the fork, not committed at it: values eviction
+        # moves to disk to make room for these writes, and a point write
+        # of a cold split hash.
+        r config set rock-debug-evict-all yes
+        r ping
+        r config set rock-debug-evict-all no
+        r config set maxmemory [expr {[s used_memory] + 300000}]
+        for {set i 100} {$i < 1100} {incr i} { r set s:$i [string repeat "before-$i" 50] }
+        r hset h f5 before
+        assert {[rock_field pending_writes] > 0}
+        set digest [r debug digest]
+        set cold [rock_field cold_keys]
+        r config set save {1 1}
+        wait_for_condition 100 50 {
+            [s rdb_bgsave_in_progress] == 1
+        } else {
+            fail "the save point never started"
+        }
+        r config set save {}
+        # After the fork: none of this may reach the pair.
+        r set s:101 after
+        r rock evict s:101
+        r del s:102
+        r hset h f5 after
+        r select 5
+        r flushdb
+        r select 9
+        r set new-after-fork 1
+        wait_for_condition 200 100 {
+            [s rdb_bgsave_in_progress] == 0 && [rock_field warm_saves] == 1
+        } else {
+            fail "the save point's pair was not committed: [rock_field warm_save_failures] failures"
+        }
+        assert_equal ok [s rdb_last_bgsave_status]
+        assert_equal 0 [s evicted_keys]
+        assert_equal 0 [file exists [file join [warm_dir] dump.rdb]]
+        assert_equal 1 [llength [warm_checkpoints]]
+        r config set rock-debug-write-delay 0
+        catch {exec kill -9 [srv 0 pid]}
+        warm_restart
+        verify_log_message 0 "*rock: warm start done*" 0
+        assert_equal $digest [r debug digest]
+        assert_equal $cold [rock_field warm_values_reused]
+        assert_equal 0 [rock_field writes]
+        assert_equal [string repeat before-101 50] [r get s:101]
+        assert_equal before [r hget h f5]
+        assert_equal 0 [r exists new-after-fork]
+    }
+
+    test {kill -9 while a save point waits for its checkpoint leaves the last committed pair} {
+        set digest [r debug digest]
+        r config set rock-debug-write-delay 3000
+        r config set maxmemory [expr {[s used_memory] + 100000}]
+        for {set i 0} {$i < 300} {incr i} { r set s:$i [string repeat "lost-$i" 50] }
+        assert {[rock_field pending_writes] > 0}
+        r config set save {1 1}
+        wait_for_condition 100 50 {
+            [s rdb_bgsave_in_progress] == 1
+        } else {
+            fail "the save point never started"
+        }
+        catch {exec kill -9 [srv 0 pid]}
+        warm_restart
+        verify_log_message 0 "*rock: warm start done*" 0
+        assert_equal $digest [r debug digest]
+        assert_equal 1 [llength [warm_checkpoints]]
+    }
+}
