@@ -3,7 +3,8 @@
 # RDB against redis-rock's start from the same RDB (most values going to
 # disk: a full load), its clean stop (SHUTDOWN SAVE: a keyspace snapshot and
 # a RocksDB checkpoint) and its next start (warm: the values on disk are
-# reused), in one run.
+# reused), and with rock-warm-saves a save point's pair and the start after
+# kill -9, in one run.
 #
 #   B11_CASES="1000000:1000:100mb 4000000:1000:400mb 1000000:4000:100mb"
 #       (keys:value bytes:redis-rock's maxmemory; QUICK=1: 20000:1000:4mb)
@@ -84,6 +85,17 @@ timed_stop() {
 
 cold_pct() { local c; c=$(rock_fig "$port" cold_percent); echo "${c:-NA}"; }
 
+# warm_row STEP SECONDS: the row of a start that must be warm, its digest
+# checked against stock's.
+warm_row() {
+    local step=$1 secs=$2 d ok reused
+    d=$(cli "$port" debug digest 2>/dev/null)
+    ok=$([ "$d" = "$digest" ] && echo equal || echo DIFFERS)
+    reused=$(rock_fig "$port" warm_values_reused)
+    [[ "$reused" =~ ^[1-9] ]] || { log "$step was not warm (warm_values_reused ${reused:-NA})"; ok="not warm"; }
+    csv_row rock "$step" "$keys" "$vsize" "$mm" "$secs" "$(ratio "$secs" "$load_s")" - "$(rss_peak_mb "$rdir")" "$(cold_pct)" "$ok" "$([ "$ok" = equal ] && echo 0 || echo 1)"
+}
+
 for c in $cases; do
     IFS=: read -r keys vsize mm <<< "$c"
     rm -rf "$files" && mkdir -p "$files"
@@ -122,14 +134,33 @@ for c in $cases; do
     read -r stop_s stop_b < <(timed_stop "$rdir")
     csv_row rock "clean stop (snapshot)" "$keys" "$vsize" "$mm" "$stop_s" "$(ratio "$stop_s" "$save_s")" "$(calc "$stop_b / 1048576" %.0f)" - - - 0
     watched_start rock "$rdir" "${rargs[@]}"
-    again_s=$(wait_loaded)
-    d=$(cli "$port" debug digest 2>/dev/null)
-    ok=$([ "$d" = "$digest" ] && echo equal || echo DIFFERS)
-    reused=$(rock_fig "$port" warm_values_reused)
-    [[ "$reused" =~ ^[1-9] ]] || { log "the start after the stop was not warm (warm_values_reused ${reused:-NA})"; ok="not warm"; }
-    csv_row rock "warm start" "$keys" "$vsize" "$mm" "$again_s" "$(ratio "$again_s" "$load_s")" - "$(rss_peak_mb "$rdir")" "$(cold_pct)" "$ok" "$([ "$ok" = equal ] && echo 0 || echo 1)"
+    warm_row "warm start" "$(wait_loaded)"
+
+    # rock-warm-saves: a save point writes a pair (one key set again to its
+    # own value makes it due without changing the digest), then kill -9 and
+    # the crash restart from that pair
+    rock_wait_idle "$port" 600
+    k1=$(sed -n '5{s/\r//;p;q}' "$files/load.resp")
+    cli "$port" set "$k1" "$(cli "$port" get "$k1")" >/dev/null
+    pid=$(server_pid); before=$(proc_write_bytes "$pid")
+    cli "$port" config set rock-warm-saves yes >/dev/null
+    cli "$port" config set save "1 1" >/dev/null
+    for i in $(seq 30000); do [ "$(info_fig "$port" persistence rdb_bgsave_in_progress)" = 1 ] && break; sleep 0.005; done
+    t0=$(now)
+    cli "$port" config set save "" >/dev/null
+    # The child ends once its snapshot is renamed, which waits for the
+    # checkpoint: the save's whole time.
+    for i in $(seq 360000); do [ "$(info_fig "$port" persistence rdb_bgsave_in_progress)" = 0 ] && break; sleep 0.005; done
+    sp_s=$(calc "$(now) - $t0" %.2f)
+    for i in $(seq 300); do [ "$(rock_fig "$port" warm_saves)" = 1 ] && break; sleep 0.01; done
+    sp_b=$(( $(proc_write_bytes "$pid") - before + $(stat -c %s "$rdir/dump.rdb.rock-snapshot") ))
+    csv_row rock "save point (pair)" "$keys" "$vsize" "$mm" "$sp_s" "$(ratio "$sp_s" "$save_s")" "$(calc "$sp_b / 1048576" %.0f)" - - - "$([ "$(rock_fig "$port" warm_saves)" = 1 ] && echo 0 || echo 1)"
+    kill -9 "$pid"
+    for i in $(seq 600); do [ -f "$rdir/watch" ] && break; sleep 0.05; done
+    watched_start rock "$rdir" "${rargs[@]}"
+    warm_row "start after kill -9" "$(wait_loaded)"
     server_stop "$port"
     rm -rf "$rdir/rock" "$sdir/dump.rdb" "$rdir/dump.rdb"
 done
 
-md_write "Cases (keys x value bytes, redis-rock's \`maxmemory\`): ${cases}. Values: random letters and digits (\`bench/gen.py set --data random\`), keys \`k:\` + a zero-padded index, loaded into stock with \`redis-cli --pipe\` (not timed). Stock: \`SAVE\` (wall time of the command; written_mb = the RDB's size), then a fresh process on that \`dump.rdb\` (load: process start to \`INFO persistence\` \`loading:0\`). redis-rock (\`rock-enabled yes\`, \`maxmemory-policy noeviction\`, defaults otherwise) on a copy of the same file: load timed the same way; after the writer and compactions are idle, \`SHUTDOWN SAVE\`, which writes the keyspace snapshot and a RocksDB checkpoint (wall time from the command to the process's exit; written_mb = bytes the process caused to be written from the command to its exit: its \`wait4()\` ru_oublock x 512 at exit less \`/proc/PID/io\` write_bytes before the command, the checkpoint's memtable flush included); then the warm start on what the stop left (\`warm_values_reused\` must be non-zero). ratio: to stock's load (loads and starts) or to stock's \`SAVE\` (the stop). rss_max_mb: the process's peak RSS sampled every 100 ms (\`bench/procwatch.py\`) from its start to the row's end. digest: \`DEBUG DIGEST\` against stock's after its \`SAVE\`. Servers run in the foreground under procwatch.py, \`--save ''\`, \`--appendonly no\`."
+md_write "Cases (keys x value bytes, redis-rock's \`maxmemory\`): ${cases}. Values: random letters and digits (\`bench/gen.py set --data random\`), keys \`k:\` + a zero-padded index, loaded into stock with \`redis-cli --pipe\` (not timed). Stock: \`SAVE\` (wall time of the command; written_mb = the RDB's size), then a fresh process on that \`dump.rdb\` (load: process start to \`INFO persistence\` \`loading:0\`). redis-rock (\`rock-enabled yes\`, \`maxmemory-policy noeviction\`, defaults otherwise) on a copy of the same file: load timed the same way; after the writer and compactions are idle, \`SHUTDOWN SAVE\`, which writes the keyspace snapshot and a RocksDB checkpoint (wall time from the command to the process's exit; written_mb = bytes the process caused to be written from the command to its exit: its \`wait4()\` ru_oublock x 512 at exit less \`/proc/PID/io\` write_bytes before the command, the checkpoint's memtable flush included); then the warm start on what the stop left (\`warm_values_reused\` must be non-zero). Then \`CONFIG SET rock-warm-saves yes\` and a save point (\`save 1 1\`, one key set again to its own value: the digest is unchanged): seconds from \`rdb_bgsave_in_progress:1\` to \`0\` (the child renames its snapshot only once the checkpoint is made), polled every 5 ms; written_mb = the snapshot's size plus the server's \`/proc/PID/io\` write_bytes over the save (the checkpoint's memtable flush); then \`kill -9\` and the start after it, on that pair. ratio: to stock's load (loads and starts) or to stock's \`SAVE\` (the stop). rss_max_mb: the process's peak RSS sampled every 100 ms (\`bench/procwatch.py\`) from its start to the row's end. digest: \`DEBUG DIGEST\` against stock's after its \`SAVE\`. Servers run in the foreground under procwatch.py, \`--save ''\`, \`--appendonly no\`."

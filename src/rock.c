@@ -322,8 +322,25 @@ void rockStartup(void) {
  * replaced by a healthy one. Queued writes are all for dropped storage ids
  * and are discarded. Runs on the event loop; costs a close and an open. */
 void rockResetStore(void) {
-    char *err = NULL;
     if (!rockWriteDirty()) return; /* still empty */
+    rockResetStoreFrom(NULL);
+}
+
+/* loadSingleAppendOnlyFile() (patch 0049), in place of rdbLoadRio() for an
+ * RDB-format base: a keyspace snapshot base loads with its checkpoint, the
+ * start-up's (rock_warm.c), or for DEBUG LOADAOF, which has just emptied the
+ * keyspace and RocksDB, RocksDB rebuilt from it first. */
+int rockAofBaseLoad(rio *rdb) {
+    int relinked = rockWarmAofReload() && rockResetStoreFrom(rockWarmRelinkAof) == C_OK;
+    return rockWarmAofBaseLoad(rdb, relinked);
+}
+
+/* rockResetStore() that fills RocksDB's emptied folder with `fill` (a
+ * checkpoint's files) before reopening it: for DEBUG LOADAOF of a snapshot
+ * base. Returns C_ERR (logged, the tier off until restart) when it could
+ * not. */
+int rockResetStoreFrom(rockStoreFillProc *fill) {
+    char *err = NULL;
     rockForkStreamStop(1); /* its iterator must not outlive the store */
     rockReadersPause();
     rockWriteHalt();
@@ -337,21 +354,30 @@ void rockResetStore(void) {
         serverLog(LL_WARNING, "rock: can't empty '%s': %s; the SSD tier is off until restart",
                   rock_db_path, strerror(errno));
         rockReadersResume(); /* queued reads (all void) complete as errors */
-        return;
+        return C_ERR;
     }
-    if (rockStoreReopen(&err) == C_ERR) {
+    sds ferr = fill ? fill(rock_db_path) : NULL;
+    if (ferr) {
+        serverLog(LL_WARNING, "rock: %s; the SSD tier is off until restart", ferr);
+        sdsfree(ferr);
+        rockReadersResume();
+        return C_ERR;
+    }
+    if (rockStoreReopen(fill != NULL, &err) == C_ERR) {
         serverLog(LL_WARNING, "rock: can't reopen RocksDB in '%s': %s; the SSD tier is off until restart",
                   rock_db_path, err);
         rocksdb_free(err);
         rockReadersResume(); /* queued reads (all void) complete as errors */
-        return;
+        return C_ERR;
     }
+    if (fill) rockWriteMarkDirty();
     rockL0TriggerOpened();
     rockSizeToMaxmemory(1);
     rockCompactResume();
     rockWriteResume();
     rockReadersResume();
     rockDiskCheck();
+    return C_OK;
 }
 
 /* emptyData() hook (FLUSHDB, FLUSHALL, a full sync, DEBUG RELOAD, ...): the

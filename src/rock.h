@@ -251,6 +251,8 @@ void rockBeforeSleep(void);
 void rockStartup(void);
 void rockShutdown(void);
 void rockResetStore(void);
+typedef sds rockStoreFillProc(const char *db_path);
+int rockResetStoreFrom(rockStoreFillProc *fill);
 void rockEmptyDbs(redisDb *dbarray, int dbnum);
 int rockApplyStartupOnly(const char **err);
 int rockApplyBlockCacheSize(const char **err);
@@ -326,7 +328,7 @@ void rockStoreInit(void);
 #define ROCK_L0_TRIGGER_DEFAULT 4 /* RocksDB's; rock.c raises it while writes come fast */
 #define ROCK_L0_TRIGGER_LOAD 24   /* rock.c's while a load moves values to disk */
 int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **err);
-int rockStoreReopen(char **err);
+int rockStoreReopen(int reuse, char **err);
 void rockStoreClose(int all);
 void rockStoreCloseFilesInChild(void);
 size_t rockStoreCacheSize(void);
@@ -535,6 +537,12 @@ void rockStartupRdbLoaded(int ret);
 int rockShutdownSnapshot(rdbSaveInfo *rsi);
 int rockSavePointSnapshot(rdbSaveInfo *rsi);
 int rockSnapshotCommitWait(void);
+void rockAofRewritePrepare(void);
+void rockAofRewriteForked(pid_t pid);
+int rockAofBaseLoad(rio *rdb);
+int rockWarmAofReload(void);
+sds rockWarmRelinkAof(const char *db_path);
+int rockWarmAofBaseLoad(rio *rdb, int relinked);
 
 /* rock_load.c: big collections spilled to disk while an RDB loads. */
 void rockLoadingSpill(robj *o, sds key, int dbid);

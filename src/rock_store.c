@@ -659,9 +659,13 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **er
 }
 
 /* Open RocksDB again with the options of rockStoreOpen(), after
- * rockStoreClose(0) and its files removed (rockResetStore()). */
-int rockStoreReopen(char **err) {
-    if (rockStoreOpenDb(err) == C_ERR) return C_ERR;
+ * rockStoreClose(0) and its files removed (rockResetStore()), or replaced
+ * by a checkpoint's (`reuse`). */
+int rockStoreReopen(int reuse, char **err) {
+    if (reuse) rocksdb_options_set_error_if_exists(rock_store.opts, 0);
+    int ret = rockStoreOpenDb(err);
+    if (reuse) rocksdb_options_set_error_if_exists(rock_store.opts, 1);
+    if (ret == C_ERR) return C_ERR;
     rock_store_stats.store_resets++;
     return C_OK;
 }

@@ -69,10 +69,18 @@ static struct {
      * thread changes them only once bg_state is not 0. */
     char *bg_pair;
     sds bg_cp, bg_supersedes;
+    int bg_aof;             /* ...an AOF rewrite's base, not a save point's */
+    int bg_fds[2];          /* the pipe, between prepare and fork */
     pid_t bg_child;
     int bg_wfd;             /* the pipe's end the barrier writes its result to */
     redisAtomic int bg_state; /* 0: checkpoint not made yet, 1: made, -1: failed */
     sds bg_err;             /* why it failed (set before bg_state) */
+    /* The AOF's base, when it is a keyspace snapshot (an AOF rewrite with
+     * rock-warm-saves yes): its pair, kept while the manifest names it. */
+    char *aof_pair;
+    sds manifest_path;      /* this server's AOF manifest, absolute */
+    int aof_start;          /* this start loads the AOF with aof_pair's checkpoint */
+    int aof_loaded;         /* ...and has loaded that base */
 } rock_warm;
 
 static void rockWarmSaveResolve(void);
@@ -97,6 +105,11 @@ static char *rockSnapshotPath(void) {
 
 static sds rockCheckpointPath(const char *pair) {
     return sdscatfmt(sdsempty(), "%s/%s%s", rock_warm.abs_dir, ROCK_CHECKPOINT_PREFIX, pair);
+}
+
+static int rockHasSuffix(const char *name, const char *suffix) {
+    size_t n = strlen(name), s = strlen(suffix);
+    return n >= s && !strcmp(name + n - s, suffix);
 }
 
 /* The header fields of a snapshot: rock-pair, rock-supersedes,
@@ -161,7 +174,10 @@ static int rockReadPairFile(const char *cpdir, sds *pair, sds *snap) {
  * Start-up
  * ------------------------------------------------------------------------ */
 
-/* With rock-enabled no, a snapshot is a state this server cannot load. */
+static sds rockAofSnapshotBase(rockSnapHeader *h, int *sound);
+
+/* With rock-enabled no, a snapshot (dump.rdb's or the AOF's base) is a
+ * state this server cannot load. */
 void rockWarmCheckDisabled(void) {
     char *snap = rockSnapshotPath();
     if (access(snap, F_OK) == 0)
@@ -169,6 +185,15 @@ void rockWarmCheckDisabled(void) {
                       "rock-enabled yes. To start from the older '%s' instead, remove it (its checkpoint in "
                       "rock-dir goes with it).", snap, server.rdb_filename);
     sdsfree(snap);
+    if (server.aof_state == AOF_OFF) return;
+    rockSnapHeader h;
+    int sound;
+    sds base = rockAofSnapshotBase(&h, &sound);
+    if (base)
+        rockFatal("the AOF's base '%s' is a redis-rock keyspace snapshot and loads only with rock-enabled yes. "
+                  "Start with rock-enabled yes (then BGREWRITEAOF with rock-warm-saves no writes a stock base), "
+                  "or move the AOF directory away (its writes are lost).", base);
+    rockSnapHeaderFree(&h);
 }
 
 /* Checkpoints in rock-dir other than `keep`: at start-up (`starting`),
@@ -183,8 +208,17 @@ static void rockWarmSweepCheckpoints(const char *keep, int starting) {
         if (strncmp(e->d_name, ROCK_CHECKPOINT_PREFIX, strlen(ROCK_CHECKPOINT_PREFIX)) != 0) continue;
         const char *pair = e->d_name + strlen(ROCK_CHECKPOINT_PREFIX);
         if (keep && !strcmp(pair, keep)) continue;
+        if (rock_warm.aof_pair && !strcmp(pair, rock_warm.aof_pair)) continue;
         sds cp = sdscatfmt(sdsempty(), "%s/%s", rock_warm.abs_dir, e->d_name), p, snap;
-        if (rockReadPairFile(cp, &p, &snap) == C_OK && strcmp(snap, rock_warm.snap_path) != 0) {
+        int read = rockReadPairFile(cp, &p, &snap) == C_OK;
+        if (read && rockHasSuffix(snap, ".manifest") && strcmp(snap, rock_warm.manifest_path) != 0) {
+            /* Another server's AOF base: kept, whatever this start is. */
+            sdsfree(p);
+            sdsfree(snap);
+            sdsfree(cp);
+            continue;
+        }
+        if (read && !rockHasSuffix(snap, ".manifest") && strcmp(snap, rock_warm.snap_path) != 0) {
             rockSnapHeader h;
             int theirs = rockReadSnapHeader(snap, &h) == C_OK && !strcmp(h.pair, p);
             rockSnapHeaderFree(&h);
@@ -259,6 +293,76 @@ static void rockWarmLockSource(void) {
     sdsfree(lock);
 }
 
+/* The AOF's base, when it is a keyspace snapshot: its pair is kept (the
+ * manifest names it, whether or not this start loads the AOF), and with
+ * appendonly yes this start loads it warm, or refuses when its checkpoint
+ * is missing. A stock base (RDB or AOF format) needs nothing. */
+aofManifest *aofLoadManifestFromFile(sds am_filepath);
+
+/* The AOF's base when it is a keyspace snapshot (`*sound`: its header is
+ * complete, read into `h`), or NULL: no manifest, no base, a stock base. */
+static sds rockAofSnapshotBase(rockSnapHeader *h, int *sound) {
+    char cwd[PATH_MAX];
+    memset(h, 0, sizeof(*h));
+    if (getcwd(cwd, sizeof(cwd)) == NULL) rockFatal("getcwd failed: %s", strerror(errno));
+    sds manifest = sdscatfmt(sdsempty(), "%s/%s/%s.manifest", cwd, server.aof_dirname, server.aof_filename);
+    if (access(manifest, F_OK) != 0) {
+        sdsfree(manifest);
+        return NULL;
+    }
+    aofManifest *am = aofLoadManifestFromFile(manifest);
+    sdsfree(manifest);
+    if (am == NULL || am->base_aof_info == NULL) {
+        if (am) aofManifestFree(am);
+        return NULL;
+    }
+    sds base = sdscatfmt(sdsempty(), "%s/%s/%s", cwd, server.aof_dirname, am->base_aof_info->file_name);
+    aofManifestFree(am);
+    *sound = rockReadSnapHeader(base, h) == C_OK;
+    if (!*sound && h->format == NULL) {
+        rockSnapHeaderFree(h);
+        sdsfree(base);
+        return NULL;
+    }
+    return base;
+}
+
+static void rockWarmChooseAof(void) {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof(cwd)) == NULL) rockFatal("getcwd failed: %s", strerror(errno));
+    rock_warm.manifest_path = sdscatfmt(sdsempty(), "%s/%s/%s.manifest", cwd, server.aof_dirname,
+                                        server.aof_filename);
+    rockSnapHeader h;
+    int sound;
+    sds base = rockAofSnapshotBase(&h, &sound);
+    if (base == NULL) return;
+    if (server.aof_state == AOF_OFF) {
+        /* Not loaded now: its checkpoint is kept for a start that loads it. */
+        if (sound) rock_warm.aof_pair = zstrdup(h.pair);
+        rockSnapHeaderFree(&h);
+        sdsfree(base);
+        return;
+    }
+    if (!sound || strcmp(h.format, ROCK_SNAPSHOT_FORMAT) != 0)
+        rockFatal("the AOF's base '%s' is a redis-rock keyspace snapshot that is damaged or of a format this "
+                  "build does not read (it reads %s). Start with the redis-rock version that wrote it, or move "
+                  "the AOF directory away (its writes are lost) to start from '%s'.", base, ROCK_SNAPSHOT_FORMAT,
+                  server.rdb_filename);
+    sds cp = rockCheckpointPath(h.pair);
+    if (!rockCheckpointPaired(cp, h.pair, rock_warm.manifest_path))
+        rockFatal("the AOF's base '%s' is a keyspace snapshot whose values are in the checkpoint '%s', which is "
+                  "missing or incomplete (rock-dir is '%s'). Start with the rock-dir the AOF was written with; "
+                  "otherwise the AOF can't load (move its directory away, losing its writes, to start from '%s').",
+                  base, cp, rock_warm.abs_dir, server.rdb_filename);
+    rock_warm.aof_pair = zstrdup(h.pair);
+    rock_warm.aof_start = 1;
+    serverLog(LL_NOTICE, "rock: the AOF's base is a keyspace snapshot: warm start with the values in checkpoint %s",
+              h.pair);
+    sdsfree(cp);
+    rockSnapHeaderFree(&h);
+    sdsfree(base);
+}
+
 /* rockStartup(), the lock on rock-dir held and before RocksDB's folder is
  * emptied: decide between a warm start and the full load (see the top of
  * this file). */
@@ -314,42 +418,60 @@ void rockWarmChoose(const char *abs_dir) {
         rock_warm.supersedes = sdsdup(h.supersedes);
         rockSnapHeaderFree(&h);
     }
+    rockWarmChooseAof();
     rockWarmSweepCheckpoints(rock_warm.pair, 1);
 }
 
-static int rockHasSuffix(const char *name, const char *suffix) {
-    size_t n = strlen(name), s = strlen(suffix);
-    return n >= s && !strcmp(name + n - s, suffix);
-}
 
-/* rockStartup(): RocksDB's folder is empty (its marker alone). On a warm
- * start, fill it from the checkpoint: table and blob files linked (RocksDB
- * never changes them), the rest (MANIFEST, CURRENT, OPTIONS) copied. */
-void rockWarmPopulate(const char *db_path) {
-    if (!rock_warm.pair) return;
-    sds cp = rock_warm.source ? sdsdup(rock_warm.source) : rockCheckpointPath(rock_warm.pair);
+/* Fill RocksDB's empty folder `db_path` from checkpoint `cp`: table and
+ * blob files linked (RocksDB never changes them), the rest (MANIFEST,
+ * CURRENT, OPTIONS) copied. Returns NULL, or why it failed. */
+static sds rockWarmLink(const char *cp, const char *db_path) {
     DIR *d = opendir(cp);
-    if (d == NULL) rockFatal("can't open the checkpoint '%s': %s", cp, strerror(errno));
+    if (d == NULL) return sdscatfmt(sdsempty(), "can't open the checkpoint '%s': %s", cp, strerror(errno));
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    sds err = NULL;
+    while (err == NULL && (e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.' || !strcmp(e->d_name, ROCK_PAIR_FILE)) continue;
         sds src = sdscatfmt(sdsempty(), "%s/%s", cp, e->d_name);
         sds dst = sdscatfmt(sdsempty(), "%s/%s", db_path, e->d_name);
         int linked = rockHasSuffix(e->d_name, ".sst") || rockHasSuffix(e->d_name, ".blob");
         if ((linked ? link(src, dst) : rockCopyFile(src, dst)) == -1)
-            rockFatal("can't %s '%s' to '%s' for a warm start: %s%s", linked ? "link" : "copy", src, dst,
-                      strerror(errno), errno == EXDEV ? " (a checkpoint is hard links: start with the rock-dir "
-                      "it was written in, or remove the snapshot to start from the older RDB)" : "");
+            err = sdscatfmt(sdsempty(), "can't %s '%s' to '%s' for a warm start: %s%s", linked ? "link" : "copy",
+                            src, dst, strerror(errno), errno == EXDEV ? " (a checkpoint is hard links: start with "
+                            "the rock-dir it was written in, or remove the snapshot to start from the older RDB)"
+                            : "");
         sdsfree(src);
         sdsfree(dst);
     }
     closedir(d);
-    if (rockFsyncPath(db_path, 1) == -1) rockFatal("can't fsync '%s': %s", db_path, strerror(errno));
+    if (err == NULL && rockFsyncPath(db_path, 1) == -1)
+        err = sdscatfmt(sdsempty(), "can't fsync '%s': %s", db_path, strerror(errno));
+    return err;
+}
+
+/* rockStartup(): RocksDB's folder is empty (its marker alone). On a warm
+ * start, fill it from the checkpoint. */
+void rockWarmPopulate(const char *db_path) {
+    const char *pair = rock_warm.aof_start ? rock_warm.aof_pair : rock_warm.pair;
+    if (!pair) return;
+    sds cp = rock_warm.source ? sdsdup(rock_warm.source) : rockCheckpointPath(pair);
+    sds err = rockWarmLink(cp, db_path);
+    if (err) rockFatal("%s", err);
     sdsfree(cp);
     if (rock_warm.source) {
         close(rock_warm.source_lock);
         rock_warm.source_lock = -1;
     }
+}
+
+/* rockResetStoreFrom()'s fill for DEBUG LOADAOF: the AOF base's checkpoint,
+ * into `db_path`. */
+sds rockWarmRelinkAof(const char *db_path) {
+    sds cp = rockCheckpointPath(rock_warm.aof_pair);
+    sds err = rockWarmLink(cp, db_path);
+    sdsfree(cp);
+    return err;
 }
 
 /* The checkpoint the snapshot this server started from names: in its
@@ -360,12 +482,12 @@ static sds rockWarmSourcePath(void) {
 
 /* Does this start reuse a checkpoint? */
 int rockWarmStarting(void) {
-    return rock_warm.pair != NULL;
+    return rock_warm.pair != NULL || rock_warm.aof_start;
 }
 
 /* rockStartup(), RocksDB open: a warm start's RocksDB holds records. */
 void rockWarmOpened(void) {
-    if (rock_warm.pair) rockWriteMarkDirty();
+    if (rockWarmStarting()) rockWriteMarkDirty();
 }
 
 /* loadDataFromDisk() (patch 0042): the file to load, the snapshot on a warm
@@ -400,10 +522,7 @@ void rockStartupRdbLoaded(int ret) {
  * sync) is the newest saved state now. The snapshot and its checkpoint go,
  * and with them the disk the checkpoint holds (table files the live RocksDB
  * has compacted away since). */
-static void rockWarmMeasure(void) {
-    rock_warm.cp_bytes = rock_warm.cp_own_bytes = 0;
-    if (!rock_warm.supersedes) return;
-    sds cp = rockWarmSourcePath();
+static void rockWarmMeasureDir(sds cp) {
     DIR *d = opendir(cp);
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
@@ -418,6 +537,14 @@ static void rockWarmMeasure(void) {
     }
     if (d) closedir(d);
     sdsfree(cp);
+}
+
+/* The checkpoints of the newest pairs: dump.rdb's snapshot's, the AOF
+ * base's. */
+static void rockWarmMeasure(void) {
+    rock_warm.cp_bytes = rock_warm.cp_own_bytes = 0;
+    if (rock_warm.supersedes) rockWarmMeasureDir(rockWarmSourcePath());
+    if (rock_warm.aof_pair) rockWarmMeasureDir(rockCheckpointPath(rock_warm.aof_pair));
 }
 
 /* The checkpoint's size, for ROCK REPORT (measured once a second). */
@@ -461,7 +588,7 @@ void rockWarmCron(void) {
 /* A RocksDB checkpoint for pair `pair` in `cp`, with its ROCK-PAIR file
  * naming the snapshot, all synced. Any thread: the writer takes a save
  * point's. Returns NULL, or why it failed (nothing left behind). */
-static sds rockWarmMakeCheckpoint(const char *pair, const char *cp) {
+static sds rockWarmMakeCheckpoint(const char *pair, const char *cp, const char *snap) {
     char *err = NULL;
     rocksdb_checkpoint_t *ck = rocksdb_checkpoint_object_create(rock_store.db, &err);
     if (ck) {
@@ -477,7 +604,7 @@ static sds rockWarmMakeCheckpoint(const char *pair, const char *cp) {
         return msg;
     }
     sds pf = sdscatfmt(sdsempty(), "%s/%s", cp, ROCK_PAIR_FILE);
-    sds body = sdscatfmt(sdsempty(), "%s\n%s\n", pair, rock_warm.snap_path);
+    sds body = sdscatfmt(sdsempty(), "%s\n%s\n", pair, snap);
     int fd = open(pf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int ok = fd != -1 && write(fd, body, sdslen(body)) == (ssize_t)sdslen(body) && fsync(fd) == 0;
     if (fd != -1) close(fd);
@@ -490,6 +617,27 @@ static sds rockWarmMakeCheckpoint(const char *pair, const char *cp) {
 }
 
 /* Can a pair be written now? `what` names the save for the log. */
+static int rockWarmSameFs(const char *what) {
+    struct stat a, b;
+    if (stat(rock_warm.abs_dir, &a) == -1 || stat(rock_store.db_path, &b) == -1 || a.st_dev != b.st_dev) {
+        serverLog(LL_WARNING, "rock: %s: no keyspace snapshot, '%s' and '%s' are on different filesystems "
+                  "(a checkpoint is hard links); saving a stock file", what, rock_warm.abs_dir, rock_store.db_path);
+        return 0;
+    }
+    return 1;
+}
+
+/* An AOF rewrite's base as a pair needs the RDB format. */
+static int rockWarmAofPairable(void) {
+    if (!rock_store.db || !rock.warm_restart || !server.aof_use_rdb_preamble) return 0;
+    if (rockWriteError()) {
+        serverLog(LL_WARNING, "rock: AOF rewrite: no keyspace snapshot, RocksDB writes fail (%s); writing a stock "
+                  "base", rockWriteError());
+        return 0;
+    }
+    return rockWarmSameFs("AOF rewrite");
+}
+
 static int rockWarmPairable(const char *what) {
     if (!rock_store.db || !rock.warm_restart || server.aof_state != AOF_OFF) return 0;
     if (rockWriteError()) {
@@ -497,13 +645,7 @@ static int rockWarmPairable(const char *what) {
                   what, rockWriteError());
         return 0;
     }
-    struct stat a, b;
-    if (stat(rock_warm.abs_dir, &a) == -1 || stat(rock_store.db_path, &b) == -1 || a.st_dev != b.st_dev) {
-        serverLog(LL_WARNING, "rock: %s: no keyspace snapshot, '%s' and '%s' are on different filesystems "
-                  "(a checkpoint is hard links); saving a stock RDB", what, rock_warm.abs_dir, rock_store.db_path);
-        return 0;
-    }
-    return 1;
+    return rockWarmSameFs(what);
 }
 
 /* The pair just committed (`pair`, taken; its snapshot superseding
@@ -546,7 +688,8 @@ static void rockWarmAdopt(char *pair, sds supersedes) {
 /* Writer thread (or main, `run` 0: the queue was thrown away). */
 static void rockWarmSaveBarrier(void *arg, int run) {
     UNUSED(arg);
-    sds err = run ? rockWarmMakeCheckpoint(rock_warm.bg_pair, rock_warm.bg_cp)
+    sds err = run ? rockWarmMakeCheckpoint(rock_warm.bg_pair, rock_warm.bg_cp,
+                                           rock_warm.bg_aof ? rock_warm.manifest_path : rock_warm.snap_path)
                   : sdsnew("the queued RocksDB writes were thrown away");
     char c = err ? '0' : '1';
     rock_warm.bg_err = err;
@@ -557,82 +700,174 @@ static void rockWarmSaveBarrier(void *arg, int run) {
     atomicSet(rock_warm.bg_state, err ? -1 : 1);
 }
 
-/* Once the save point's child has ended: adopt its pair if its snapshot was
- * committed, otherwise remove the checkpoint. */
-static void rockWarmSaveResolve(void) {
-    if (!rock_warm.bg_pair) return;
-    int state;
-    atomicGet(rock_warm.bg_state, state);
-    if (state == 0 || (server.child_pid != -1 && server.child_pid == rock_warm.bg_child)) return;
-    rockSnapHeader h;
-    int committed = state == 1 && rockReadSnapHeader(rock_warm.snap_path, &h) == C_OK &&
-                    !strcmp(h.pair, rock_warm.bg_pair);
+/* The AOF base the manifest names now, as a path. */
+static sds rockAofBasePath(void) {
+    if (!server.aof_manifest || !server.aof_manifest->base_aof_info) return NULL;
+    return makePath(server.aof_dirname, server.aof_manifest->base_aof_info->file_name);
+}
+
+/* Is `path` a snapshot of pair `pair`? */
+static int rockSnapshotOfPair(const char *path, const char *pair) {
+    rockSnapHeader h = {0};
+    int yes = path && rockReadSnapHeader(path, &h) == C_OK && !strcmp(h.pair, pair);
     rockSnapHeaderFree(&h);
-    if (committed) {
-        rock_ks_stats.warm_saves++;
-        serverLog(LL_NOTICE, "rock: save point written as the keyspace snapshot '%s' with checkpoint '%s'",
-                  rock_warm.snap_path, rock_warm.bg_cp);
-        rockWarmAdopt(rock_warm.bg_pair, rock_warm.bg_supersedes);
-    } else {
-        rock_ks_stats.warm_save_failures++;
-        serverLog(LL_WARNING, "rock: the save point's keyspace snapshot was not committed (%s); its "
-                  "checkpoint is removed", rock_warm.bg_err ? rock_warm.bg_err : "the child failed");
-        if (state == 1) rockRemoveTree(rock_warm.bg_cp);
-        zfree(rock_warm.bg_pair);
-        sdsfree(rock_warm.bg_supersedes);
-    }
+    return yes;
+}
+
+static void rockWarmBgForget(void) {
+    zfree(rock_warm.bg_pair);
     sdsfree(rock_warm.bg_cp);
+    sdsfree(rock_warm.bg_supersedes);
     sdsfree(rock_warm.bg_err);
     rock_warm.bg_pair = NULL;
     rock_warm.bg_cp = rock_warm.bg_supersedes = rock_warm.bg_err = NULL;
 }
 
-/* serverCron()'s save point (patch 0045). Returns 1 when it started (or
- * tried to start) a BGSAVE writing a pair, 0 when the stock BGSAVE runs
- * instead: rock-warm-saves no, a pair can't be written now, or the last
- * save point's checkpoint is still waiting for the writer. */
-int rockSavePointSnapshot(rdbSaveInfo *rsi) {
+/* Once the child has ended and the barrier has run: adopt the pair if its
+ * snapshot was committed (renamed over dump.rdb's snapshot, or the base the
+ * AOF manifest names), otherwise remove the checkpoint. */
+static void rockWarmSaveResolve(void) {
+    if (!rock_warm.bg_pair) return;
+    int state;
+    atomicGet(rock_warm.bg_state, state);
+    if (state == 0 || (server.child_pid != -1 && server.child_pid == rock_warm.bg_child)) return;
+    const char *what = rock_warm.bg_aof ? "AOF rewrite" : "save point";
+    sds base = rock_warm.bg_aof ? rockAofBasePath() : sdsnew(rock_warm.snap_path);
+    int committed = state == 1 && rockSnapshotOfPair(base, rock_warm.bg_pair);
+    if (committed) {
+        rock_ks_stats.warm_saves++;
+        serverLog(LL_NOTICE, "rock: %s written as the keyspace snapshot '%s' with checkpoint '%s'", what, base,
+                  rock_warm.bg_cp);
+        if (rock_warm.bg_aof) {
+            zfree(rock_warm.aof_pair);
+            rock_warm.aof_pair = rock_warm.bg_pair;
+            rockWarmSweepCheckpoints(rock_warm.pair, 0);
+        } else {
+            rockWarmAdopt(rock_warm.bg_pair, rock_warm.bg_supersedes);
+            rock_warm.bg_supersedes = NULL;
+        }
+        rock_warm.bg_pair = NULL;
+    } else {
+        rock_ks_stats.warm_save_failures++;
+        serverLog(LL_WARNING, "rock: the %s's keyspace snapshot was not committed (%s); its checkpoint is "
+                  "removed", what, rock_warm.bg_err ? rock_warm.bg_err : "the child failed or was killed");
+        if (state == 1) rockRemoveTree(rock_warm.bg_cp);
+    }
+    sdsfree(base);
+    rockWarmBgForget();
+}
+
+/* Before fork(): can this save write a pair (`aof`: an AOF rewrite's base)?
+ * If so, the child-to-be's snapshot fields and the pipe are set up and 1 is
+ * returned; rockWarmBgForked() follows the fork. */
+static int rockWarmBgPrepare(int aof) {
     if (!rock.warm_saves) return 0;
     rockWarmSaveResolve();
-    if (rock_warm.bg_pair || rockWriteBarrierWaiting() || !rockWarmPairable("save point")) return 0;
-    int fds[2];
-    if (pipe(fds) == -1) {
-        serverLog(LL_WARNING, "rock: save point: can't create a pipe (%s); saving a stock RDB", strerror(errno));
+    if (rock_warm.bg_pair || rockWriteBarrierWaiting()) return 0;
+    if (aof ? !rockWarmAofPairable() : !rockWarmPairable("save point")) return 0;
+    if (pipe(rock_warm.bg_fds) == -1) {
+        serverLog(LL_WARNING, "rock: can't create a pipe for a keyspace snapshot (%s); saving a stock file",
+                  strerror(errno));
         return 0;
     }
     char pair[17];
     getRandomHexChars(pair, 16);
     pair[16] = '\0';
-    sds cp = rockCheckpointPath(pair), supersedes = rockRdbIdentity(server.rdb_filename);
-    rock_snapshot.writing = 1;
-    rock_snapshot.pair = pair;
-    rock_snapshot.supersedes = supersedes;
-    rock_snapshot.checkpoint = cp;
-    rock_snapshot.commit_wait = 1;
-    rock_snapshot.commit_fds[0] = fds[0];
-    rock_snapshot.commit_fds[1] = fds[1];
-    int ret = rdbSaveBackground(SLAVE_REQ_NONE, rock_warm.snap_path, rsi);
-    memset(&rock_snapshot, 0, sizeof(rock_snapshot));
-    close(fds[0]);
-    if (ret != C_OK) {
-        close(fds[1]);
-        sdsfree(cp);
-        sdsfree(supersedes);
-        return 1;
-    }
     rock_warm.bg_pair = zstrdup(pair);
-    rock_warm.bg_cp = cp;
-    rock_warm.bg_supersedes = supersedes;
-    rock_warm.bg_child = server.child_pid;
-    rock_warm.bg_wfd = fds[1];
+    rock_warm.bg_cp = rockCheckpointPath(pair);
+    rock_warm.bg_supersedes = aof ? sdsnew("aof") : rockRdbIdentity(server.rdb_filename);
+    rock_warm.bg_aof = aof;
     rock_warm.bg_err = NULL;
-    atomicSet(rock_warm.bg_state, 0);
-    if (rockWriteBarrier(rockWarmSaveBarrier, NULL) == C_ERR) rockWarmSaveBarrier(NULL, 0);
+    rock_snapshot.writing = 1;
+    rock_snapshot.pair = rock_warm.bg_pair;
+    rock_snapshot.supersedes = rock_warm.bg_supersedes;
+    rock_snapshot.checkpoint = rock_warm.bg_cp;
+    rock_snapshot.commit_wait = 1;
+    rock_snapshot.commit_fds[0] = rock_warm.bg_fds[0];
+    rock_snapshot.commit_fds[1] = rock_warm.bg_fds[1];
     return 1;
 }
 
-/* rdbSave() (patch 0046), right before the rename that commits the file:
- * a save point's child waits for its checkpoint. Returns C_ERR (errno set)
+/* After fork() (`pid` -1: it failed): queue the barrier that takes the
+ * checkpoint. */
+static void rockWarmBgForked(pid_t pid) {
+    memset(&rock_snapshot, 0, sizeof(rock_snapshot));
+    close(rock_warm.bg_fds[0]);
+    if (pid == -1) {
+        close(rock_warm.bg_fds[1]);
+        rockWarmBgForget();
+        return;
+    }
+    rock_warm.bg_child = pid;
+    rock_warm.bg_wfd = rock_warm.bg_fds[1];
+    atomicSet(rock_warm.bg_state, 0);
+    if (rockWriteBarrier(rockWarmSaveBarrier, NULL) == C_ERR) rockWarmSaveBarrier(NULL, 0);
+}
+
+/* serverCron()'s save point (patch 0045). Returns 1 when it started (or
+ * tried to start) a BGSAVE writing a pair, 0 when the stock BGSAVE runs
+ * instead: rock-warm-saves no, a pair can't be written now, or the last
+ * pair's checkpoint is still waiting for the writer. */
+int rockSavePointSnapshot(rdbSaveInfo *rsi) {
+    if (!rockWarmBgPrepare(0)) return 0;
+    int ret = rdbSaveBackground(SLAVE_REQ_NONE, rock_warm.snap_path, rsi);
+    rockWarmBgForked(ret == C_OK ? server.child_pid : -1);
+    return 1;
+}
+
+/* rewriteAppendOnlyFileBackground() (patch 0047) before and after its
+ * fork: with rock-warm-saves yes and aof-use-rdb-preamble yes the new base
+ * is a keyspace snapshot paired with a checkpoint, so that loading the AOF
+ * (after a crash too) costs what the keys cost; its incr files replay on
+ * top as usual. */
+void rockAofRewritePrepare(void) {
+    rockWarmBgPrepare(1);
+}
+
+void rockAofRewriteForked(pid_t pid) {
+    if (rock_snapshot.writing) rockWarmBgForked(pid);
+}
+
+/* rockAofBaseLoad() (rock.c), for a load that is not the start-up's
+ * (DEBUG LOADAOF, the keyspace and RocksDB just emptied): is the base the
+ * snapshot of this server's AOF pair, so that RocksDB must be rebuilt from
+ * its checkpoint (rockWarmRelinkAof()) before it loads? */
+int rockWarmAofReload(void) {
+    if (rock_warm.aof_start && !rock_warm.aof_loaded) return 0; /* the start's own */
+    rockWarmSaveResolve(); /* a rewrite that just ended */
+    if (!rock_store.db || !rock_warm.aof_pair) return 0;
+    sds base = rockAofBasePath();
+    int ours = rockSnapshotOfPair(base, rock_warm.aof_pair);
+    sdsfree(base);
+    return ours;
+}
+
+/* The AOF's base in RDB format: a snapshot base loads with its checkpoint,
+ * chosen at start-up or (`relinked`) just linked into an emptied RocksDB. */
+int rockWarmAofBaseLoad(rio *rdb, int relinked) {
+    int warm = rock_store.db && (relinked || (rock_warm.aof_start && !rock_warm.aof_loaded));
+    if (warm) {
+        rock_snapshot.loading = 1;
+        rock_snapshot.pair = rock_warm.aof_pair;
+        rock_warm.start_us = ustime();
+    }
+    int ret = rdbLoadRio(rdb, RDBFLAGS_AOF_PREAMBLE, NULL);
+    if (!warm) return ret;
+    rock_snapshot.loading = 0;
+    rock_snapshot.pair = NULL;
+    rock_warm.aof_loaded = 1;
+    if (ret != C_OK) serverLog(LL_WARNING, "rock: the AOF's base, a keyspace snapshot, failed to load");
+    if (ret == C_OK)
+        serverLog(LL_NOTICE, "rock: warm start done in %.3f s: the AOF's base, %lld keys, %lld values reused on "
+                  "disk, %lld records deleted (keys expired while down); the incr files follow",
+                  (double)(ustime() - rock_warm.start_us) / 1e6, dbTotalServerKeyCount(),
+                  rock_ks_stats.warm_reused, rock_ks_stats.warm_dropped);
+    return ret;
+}
+
+/* rdbSave() (patch 0046) and rewriteAppendOnlyFile() (patch 0048), right
+ * before the rename that commits the file: a save point's or an AOF
+ * rewrite's child waits for its checkpoint. Returns C_ERR (errno set)
  * when the checkpoint was not made: the snapshot is then not renamed. */
 int rockSnapshotCommitWait(void) {
     if (!rock_snapshot.writing || !rock_snapshot.commit_wait) return C_OK;
@@ -665,7 +900,7 @@ int rockShutdownSnapshot(rdbSaveInfo *rsi) {
     getRandomHexChars(pair, 16);
     pair[16] = '\0';
     sds cp = rockCheckpointPath(pair);
-    sds err = rockWarmMakeCheckpoint(pair, cp);
+    sds err = rockWarmMakeCheckpoint(pair, cp, rock_warm.snap_path);
     if (err) {
         serverLog(LL_WARNING, "rock: shutdown: no keyspace snapshot, %s; saving a stock RDB", err);
         sdsfree(err);

@@ -141,3 +141,22 @@ proc rock_frag_bytes {{client r}} {
     $client debug mallctl epoch 1
     return [expr {[$client debug mallctl stats.active] - [$client debug mallctl stats.allocated]}]
 }
+
+# restart_server that fails at once, with the server's message, when the
+# start is refused (restart_server would wait for a server that is gone).
+proc rock_restart_checked {} {
+    set stdout [srv 0 stdout]
+    set ready [count_message_lines $stdout "Ready to accept"]
+    set fatal [count_message_lines $stdout "Fatal: rock"]
+    restart_server 0 false false 0
+    wait_for_condition 500 20 {
+        [count_message_lines $stdout "Ready to accept"] > $ready ||
+        [count_message_lines $stdout "Fatal: rock"] > $fatal
+    } else {
+        fail "the server neither started nor refused to"
+    }
+    if {[count_message_lines $stdout "Fatal: rock"] > $fatal} {
+        fail "the start was refused: [exec grep "Fatal: rock" $stdout | tail -1]"
+    }
+    reconnect
+}

@@ -283,24 +283,7 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-v
     }
 }
 
-# restart_server that fails at once, with the server's message, when the
-# start is refused (restart_server would wait for a server that is gone).
-proc warm_restart {} {
-    set stdout [srv 0 stdout]
-    set ready [count_message_lines $stdout "Ready to accept"]
-    set fatal [count_message_lines $stdout "Fatal: rock"]
-    restart_server 0 false false 0
-    wait_for_condition 500 20 {
-        [count_message_lines $stdout "Ready to accept"] > $ready ||
-        [count_message_lines $stdout "Fatal: rock"] > $fatal
-    } else {
-        fail "the server neither started nor refused to"
-    }
-    if {[count_message_lines $stdout "Fatal: rock"] > $fatal} {
-        fail "the start was refused: [exec grep "Fatal: rock" $stdout | tail -1]"
-    }
-    reconnect
-}
+proc warm_restart {} { rock_restart_checked }
 
 # kill -9 while a clean stop writes its pair, and while a warm start loads
 # one: the snapshot's rename is the commit point, so the next start comes up
