@@ -3,8 +3,8 @@
 # RDB against redis-rock's start from the same RDB (most values going to
 # disk: a full load), its clean stop (SHUTDOWN SAVE: a keyspace snapshot and
 # a RocksDB checkpoint) and its next start (warm: the values on disk are
-# reused), and with rock-warm-saves a save point's pair and the start after
-# kill -9, in one run.
+# reused), and with rock-warm-saves a save point's pair, an AOF rewrite's
+# pair and the starts after kill -9 from each, in one run.
 #
 #   B11_CASES="1000000:1000:100mb 4000000:1000:400mb 1000000:4000:100mb"
 #       (keys:value bytes:redis-rock's maxmemory; QUICK=1: 20000:1000:4mb)
@@ -159,8 +159,31 @@ for c in $cases; do
     for i in $(seq 600); do [ -f "$rdir/watch" ] && break; sleep 0.05; done
     watched_start rock "$rdir" "${rargs[@]}"
     warm_row "start after kill -9" "$(wait_loaded)"
+
+    # appendonly yes: the first rewrite's base is a pair, then kill -9 and
+    # the AOF's warm load (base, then the incr file)
+    cli "$port" config set rock-warm-saves yes >/dev/null
+    pid=$(server_pid); before=$(proc_write_bytes "$pid")
+    t0=$(now)
+    cli "$port" config set appendonly yes >/dev/null
+    for i in $(seq 360000); do
+        [ "$(info_fig "$port" persistence aof_rewrite_in_progress)" = 0 ] &&
+            [ "$(info_fig "$port" persistence aof_enabled)" = 1 ] && break
+        sleep 0.005
+    done
+    rw_s=$(calc "$(now) - $t0" %.2f)
+    for i in $(seq 300); do [ "$(rock_fig "$port" warm_saves)" = 1 ] && break; sleep 0.01; done
+    base=$(ls "$rdir"/appendonlydir/*.base.rdb)
+    rw_b=$(( $(proc_write_bytes "$pid") - before + $(stat -c %s "$base") ))
+    csv_row rock "AOF rewrite (pair)" "$keys" "$vsize" "$mm" "$rw_s" "$(ratio "$rw_s" "$save_s")" "$(calc "$rw_b / 1048576" %.0f)" - - - "$([ "$(rock_fig "$port" warm_saves)" = 1 ] && echo 0 || echo 1)"
+    cli "$port" set "$k1" "$(cli "$port" get "$k1")" >/dev/null # into the incr file
+    kill -9 "$pid"
+    for i in $(seq 600); do [ -f "$rdir/watch" ] && break; sleep 0.05; done
+    watched_start rock "$rdir" "${rargs[@]}" --appendonly yes
+    warm_row "AOF start after kill -9" "$(wait_loaded)"
     server_stop "$port"
+    rm -rf "$rdir/appendonlydir"
     rm -rf "$rdir/rock" "$sdir/dump.rdb" "$rdir/dump.rdb"
 done
 
-md_write "Cases (keys x value bytes, redis-rock's \`maxmemory\`): ${cases}. Values: random letters and digits (\`bench/gen.py set --data random\`), keys \`k:\` + a zero-padded index, loaded into stock with \`redis-cli --pipe\` (not timed). Stock: \`SAVE\` (wall time of the command; written_mb = the RDB's size), then a fresh process on that \`dump.rdb\` (load: process start to \`INFO persistence\` \`loading:0\`). redis-rock (\`rock-enabled yes\`, \`maxmemory-policy noeviction\`, defaults otherwise) on a copy of the same file: load timed the same way; after the writer and compactions are idle, \`SHUTDOWN SAVE\`, which writes the keyspace snapshot and a RocksDB checkpoint (wall time from the command to the process's exit; written_mb = bytes the process caused to be written from the command to its exit: its \`wait4()\` ru_oublock x 512 at exit less \`/proc/PID/io\` write_bytes before the command, the checkpoint's memtable flush included); then the warm start on what the stop left (\`warm_values_reused\` must be non-zero). Then \`CONFIG SET rock-warm-saves yes\` and a save point (\`save 1 1\`, one key set again to its own value: the digest is unchanged): seconds from \`rdb_bgsave_in_progress:1\` to \`0\` (the child renames its snapshot only once the checkpoint is made), polled every 5 ms; written_mb = the snapshot's size plus the server's \`/proc/PID/io\` write_bytes over the save (the checkpoint's memtable flush); then \`kill -9\` and the start after it, on that pair. ratio: to stock's load (loads and starts) or to stock's \`SAVE\` (the stop). rss_max_mb: the process's peak RSS sampled every 100 ms (\`bench/procwatch.py\`) from its start to the row's end. digest: \`DEBUG DIGEST\` against stock's after its \`SAVE\`. Servers run in the foreground under procwatch.py, \`--save ''\`, \`--appendonly no\`."
+md_write "Cases (keys x value bytes, redis-rock's \`maxmemory\`): ${cases}. Values: random letters and digits (\`bench/gen.py set --data random\`), keys \`k:\` + a zero-padded index, loaded into stock with \`redis-cli --pipe\` (not timed). Stock: \`SAVE\` (wall time of the command; written_mb = the RDB's size), then a fresh process on that \`dump.rdb\` (load: process start to \`INFO persistence\` \`loading:0\`). redis-rock (\`rock-enabled yes\`, \`maxmemory-policy noeviction\`, defaults otherwise) on a copy of the same file: load timed the same way; after the writer and compactions are idle, \`SHUTDOWN SAVE\`, which writes the keyspace snapshot and a RocksDB checkpoint (wall time from the command to the process's exit; written_mb = bytes the process caused to be written from the command to its exit: its \`wait4()\` ru_oublock x 512 at exit less \`/proc/PID/io\` write_bytes before the command, the checkpoint's memtable flush included); then the warm start on what the stop left (\`warm_values_reused\` must be non-zero). Then \`CONFIG SET rock-warm-saves yes\` and a save point (\`save 1 1\`, one key set again to its own value: the digest is unchanged): seconds from \`rdb_bgsave_in_progress:1\` to \`0\` (the child renames its snapshot only once the checkpoint is made), polled every 5 ms; written_mb = the snapshot's size plus the server's \`/proc/PID/io\` write_bytes over the save (the checkpoint's memtable flush); then \`kill -9\` and the start after it, on that pair. Then \`CONFIG SET appendonly yes\`, whose first rewrite writes the AOF's base as a pair (seconds from the command to \`aof_rewrite_in_progress:0\` with \`aof_enabled:1\`; written_mb as for the save point, with the base's size), one more SET into the incr file, \`kill -9\`, and the start with \`--appendonly yes\` (the base warm, then the incr file). ratio: to stock's load (loads and starts) or to stock's \`SAVE\` (the stop). rss_max_mb: the process's peak RSS sampled every 100 ms (\`bench/procwatch.py\`) from its start to the row's end. digest: \`DEBUG DIGEST\` against stock's after its \`SAVE\`. Servers run in the foreground under procwatch.py, \`--save ''\`, \`--appendonly no\`."
