@@ -51,6 +51,7 @@ LAYERS = {
     "rock_load": 3,
     "rock_evict": 3,
     "rock_floor": 3,
+    "rock_memory": 3,
     "rock_ahead": 3,
     "rock_read": 3,
     "rock_sizing": 3,

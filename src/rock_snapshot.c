@@ -327,7 +327,7 @@ static int rockSnapshotLoadState(const char *s) {
 
 #define ROCK_SNAPSHOT_NOT_RDB "This file is a redis-rock keyspace snapshot, not a stock RDB: its cold values " \
     "are in the RocksDB checkpoint it is paired with, and only redis-rock's start-up loads it " \
-    "(docs/operations.md, \"Warm restart\")."
+    "(docs/restarts.md, \"Warm restart\")."
 
 /* redis-check-rdb met an aux field: what to say when it is a snapshot's
  * (NULL: nothing). */

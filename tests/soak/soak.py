@@ -37,7 +37,8 @@ of the states the command could have left.
 
 Faults, one at a time, at random times, in a seeded order that visits every
 kind before repeating one: kill -9 of the master under load and restart
-from its AOF; kill -9 of the replica and full resync; the master's rock-dir
+from its AOF (rock-warm-saves yes: once rewritten, its base is a keyspace
+snapshot and the load reuses the values on disk); kill -9 of the replica and full resync; the master's rock-dir
 filled up (a file taking all but a few MB of its tmpfs) and freed again
 while the load runs; BGSAVE and BGREWRITEAOF under load; CONFIG SET
 maxmemory swinging between half and twice the base (a 4x step each way);
@@ -445,7 +446,7 @@ class Soak:
             "port": str(a.port), "dir": os.path.join(a.dir, "master"),
             "rock-dir": os.path.join(self.mnt, "rock"),
             "appendonly": "yes", "appendfsync": "always", "save": '"60 1000"',
-            "dbfilename": "dump.rdb",
+            "dbfilename": "dump.rdb", "rock-warm-saves": "yes",
         })
         rconf = dict(common, **{
             "port": str(a.port + 1), "dir": os.path.join(a.dir, "replica"),
