@@ -75,6 +75,8 @@ static struct {
     int bg_wfd;             /* the pipe's end the barrier writes its result to */
     redisAtomic int bg_state; /* 0: checkpoint not made yet, 1: made, -1: failed */
     sds bg_err;             /* why it failed (set before bg_state) */
+    long long bg_cp_us;     /* how long the writer spent making it (set
+                             * before bg_state): writes waited that long */
     /* The AOF's base, when it is a keyspace snapshot (an AOF rewrite with
      * rock-warm-saves yes): its pair, kept while the manifest names it. */
     char *aof_pair;
@@ -688,11 +690,13 @@ static void rockWarmAdopt(char *pair, sds supersedes) {
 /* Writer thread (or main, `run` 0: the queue was thrown away). */
 static void rockWarmSaveBarrier(void *arg, int run) {
     UNUSED(arg);
+    long long start = ustime();
     sds err = run ? rockWarmMakeCheckpoint(rock_warm.bg_pair, rock_warm.bg_cp,
                                            rock_warm.bg_aof ? rock_warm.manifest_path : rock_warm.snap_path)
                   : sdsnew("the queued RocksDB writes were thrown away");
     char c = err ? '0' : '1';
     rock_warm.bg_err = err;
+    rock_warm.bg_cp_us = ustime() - start;
     if (write(rock_warm.bg_wfd, &c, 1) != 1) {
         /* The child is gone: rockWarmCron() cleans up. */
     }
@@ -736,8 +740,8 @@ static void rockWarmSaveResolve(void) {
     int committed = state == 1 && rockSnapshotOfPair(base, rock_warm.bg_pair);
     if (committed) {
         rock_ks_stats.warm_saves++;
-        serverLog(LL_NOTICE, "rock: %s written as the keyspace snapshot '%s' with checkpoint '%s'", what, base,
-                  rock_warm.bg_cp);
+        serverLog(LL_NOTICE, "rock: %s written as the keyspace snapshot '%s' with checkpoint '%s' (made by the "
+                  "writer in %lld ms)", what, base, rock_warm.bg_cp, rock_warm.bg_cp_us / 1000);
         if (rock_warm.bg_aof) {
             zfree(rock_warm.aof_pair);
             rock_warm.aof_pair = rock_warm.bg_pair;
