@@ -27,6 +27,10 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+static int rockResetStoreFrom(rockStoreFillProc *fill);
+
+static void rockCron(void);
+
 static int rock_lock_fd = -1; /* fcntl-locked rock-dir/redis-rock.lock */
 static int rock_l0_trigger;   /* L0 trigger last asked of RocksDB (rockTuneL0()) */
 static char *rock_abs_dir;    /* rock-dir resolved at startup */
@@ -203,7 +207,7 @@ static void rockL0TriggerOpened(void) {
  * have the writer thread hand the free memory of RocksDB's glibc heaps back
  * to the system (rockWriteRequestTrim()) and set the L0 compaction trigger
  * for the write rate (rockTuneL0()). */
-void rockCron(void) {
+static void rockCron(void) {
     static int ticks;
     if (!rock_store.db) return;
     rockForkStreaming();
@@ -321,7 +325,7 @@ void rockStartup(void) {
  * full disk, and a RocksDB stuck in an error state (e.g. out of space) is
  * replaced by a healthy one. Queued writes are all for dropped storage ids
  * and are discarded. Runs on the event loop; costs a close and an open. */
-void rockResetStore(void) {
+static void rockResetStore(void) {
     if (!rockWriteDirty()) return; /* still empty */
     rockResetStoreFrom(NULL);
 }
@@ -339,7 +343,7 @@ int rockAofBaseLoad(rio *rdb) {
  * checkpoint's files) before reopening it: for DEBUG LOADAOF of a snapshot
  * base. Returns C_ERR (logged, the tier off until restart) when it could
  * not. */
-int rockResetStoreFrom(rockStoreFillProc *fill) {
+static int rockResetStoreFrom(rockStoreFillProc *fill) {
     char *err = NULL;
     rockForkStreamStop(1); /* its iterator must not outlive the store */
     rockReadersPause();

@@ -4,8 +4,12 @@
  * upstream file sees the rock hooks and the `rock` global. It owns:
  *   - the rock configuration values (bound to the upstream config table);
  *   - the process-wide rock state (RocksDB handles, the rock-dir lock);
- *   - the prototypes of every hook the patch series calls.
- * All logic lives in src/rock_*.c; the patches only call into it. */
+ *   - the prototypes of every hook the patch series calls;
+ *   - what each tier file offers the others, in sections by file (the
+ *     read path's and the reader pool's in rock_read.h, rock_readers.h).
+ * All logic lives in src/rock_*.c; the patches only call into it. Which
+ * file may call which is the layering (docs/architecture.md, "Layers"),
+ * checked by `make check-layers`. */
 
 #ifndef __REDIS_ROCK_H
 #define __REDIS_ROCK_H
@@ -250,15 +254,12 @@ int rockCopyFile(const char *src, const char *dst);
 void rockBeforeSleep(void);
 void rockStartup(void);
 void rockShutdown(void);
-void rockResetStore(void);
 typedef sds rockStoreFillProc(const char *db_path);
-int rockResetStoreFrom(rockStoreFillProc *fill);
 void rockEmptyDbs(redisDb *dbarray, int dbnum);
 int rockApplyStartupOnly(const char **err);
 int rockApplyBlockCacheSize(const char **err);
 int rockApplyCompression(const char **err);
 int rockApplySizingMemory(const char **err);
-void rockCron(void);
 
 /* A module value whose data pointer is this marker is a cold sentinel (one
  * shared per module type, so TYPE and OBJECT still see the module type). */
@@ -352,7 +353,6 @@ robj *rockDeserialize(sds rec, sds key, int dbid);
 int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen);
 void rockAccessOperand(unsigned int lru, unsigned char *buf);
 void rockRecordSetAccess(sds rec, unsigned int lru);
-rocksdb_mergeoperator_t *rockCreateMergeOperator(void);
 void rockNoteError(const char *what, char *err);
 void rockStoreSetL0Trigger(int files);
 void rockSizeToMaxmemory(int force);
@@ -379,7 +379,6 @@ long long rockSplitEligible(robj *val);
 sds rockSplitPrefixInto(sds buf, const char *skey, size_t sklen, uint64_t version);
 sds rockSplitPrefixEnd(const sds prefix);
 sds rockSplitElementKey(sds buf, const char *skey, size_t sklen, uint64_t version, const char *ele, size_t elen);
-void rockSplitMetaInfo(const char *rec, uint64_t *version, uint64_t *count);
 int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, const char *rec, size_t len,
                    uint64_t version, long long *elements);
 sds rockSplitAssemble(const char *skey, size_t sklen, const char *meta, size_t mlen, rocksdb_readoptions_t *ro,
@@ -592,7 +591,6 @@ long long rockWriteElementOps(void);
 void rockWriteDelete(sds skey);
 void rockWriteAccess(sds skey, unsigned int lru);
 int rockPendingAccess(sds skey, unsigned int *lru);
-void rockWriteDeleteRange(sds start, sds end);
 typedef void rockWriteBarrierProc(void *arg, int run);
 int rockWriteBarrier(rockWriteBarrierProc *fn, void *arg);
 int rockWriteBarrierWaiting(void);
@@ -612,7 +610,6 @@ long long rockQueuedDeleteBytes(void);
 void rockWriteTrimStats(long long *trims, long long *us, long long *purges, long long *purge_us);
 void rockWriteGlibcHeap(long long *in_use, long long *system, long long *measures, long long *measure_us);
 void rockPendingDropSid(uint32_t sid);
-void rockSetWriteError(const char *err, int no_space);
 int rockDiskHasRoom(void);
 void rockDiskCheck(void);
 
@@ -626,10 +623,8 @@ void rockTouched(redisDb *db, sds key);
 void rockEvictSweepAll(void);
 void rockEvictInit(void);
 void rockEvictNoteModified(redisDb *db, robj *key);
-void rockEvictNoteHot(redisDb *db, sds key);
 void rockLoadingMemoryCheck(redisDb *db);
 size_t rockEvictionMemory(void);
-int rockEvictMovable(robj *o);
 int rockEvictCandidate(redisDb *db, dictEntry *de);
 size_t rockEvictPolicyMemory(void);
 void rockEvictCountPolicyDeletes(void);
@@ -669,7 +664,6 @@ void rockForkStreamStop(int cancel);
 int rockForkStreaming(void);
 long long rockForkStreamRefreshes(void);
 int rockForkDefersValue(robj *val);
-sds rockForkCurrentRecord(void);
 ssize_t rockRdbSaveColdDb(rio *rdb, int dbid);
 int rockAofRewriteColdDb(rio *aof, int dbid);
 ssize_t rockRdbSaveCold(rio *rdb, robj *key, int dbid, int savelru, int savelfu);

@@ -1,5 +1,7 @@
 /* rock_ahead.c -- redis-rock: reading ahead of a waiting client's pipeline.
  *
+ * Layer 3 (keyspace; docs/architecture.md, "Layers").
+ *
  * This file owns read-ahead, a sibling of the read path (rock_read.c):
  *   - read-ahead (rock-read-ahead): a client about to wait may have more of
  *     its pipeline in its query buffer already. Those commands are parsed

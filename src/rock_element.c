@@ -1,5 +1,7 @@
 /* rock_element.c -- redis-rock: element writes of split collections.
  *
+ * Layer 3 (keyspace; docs/architecture.md, "Layers").
+ *
  * Below the keyspace side's key handling (rock_keys.c) and point commands
  * (rock_point.c), which both write single elements of a collection stored
  * element by element (rock_split.c):

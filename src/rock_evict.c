@@ -1,5 +1,7 @@
 /* rock_evict.c -- redis-rock: moving values to disk under maxmemory.
  *
+ * Layer 3 (keyspace; docs/architecture.md, "Layers").
+ *
  * This file owns rockPerformEvictions(), called by performEvictions() before
  * upstream's own eviction: while used memory is over maxmemory, it samples
  * keys, picks the coldest value still in RAM under the configured policy
@@ -27,6 +29,10 @@
 
 #include "server.h"
 #include "rock_read.h"
+
+static void rockEvictNoteHot(redisDb *db, sds key);
+
+static int rockEvictMovable(robj *o);
 
 #define ROCK_EVICT_SAMPLE_ROUNDS 16   /* sampling rounds before giving up */
 #define ROCK_EVICT_TIME_LIMIT_US 2000 /* per call; the rest waits for the next command */
@@ -239,7 +245,7 @@ static int rockScanIdle(void) {
 }
 
 /* Is this value one eviction could move? */
-int rockEvictMovable(robj *o) {
+static int rockEvictMovable(robj *o) {
     return !rockIsCold(o) && rockSentinelOf(o) != NULL && !rockValueTooSmall(o, NULL);
 }
 
@@ -294,7 +300,7 @@ static int rockChildFirst(void) {
 /* A value of `db` became hot (paged in, or written): note it while eviction
  * struggles, or while a forked child lives (rockPerformEvictions() then
  * takes the values paged in first). Costs nothing otherwise. */
-void rockEvictNoteHot(redisDb *db, sds key) {
+static void rockEvictNoteHot(redisDb *db, sds key) {
     int child_first = rockChildFirst();
     if (!rock_struggling && !rock_scan.idle && !child_first) return;
     if (db < server.db || db >= server.db + server.dbnum) return;

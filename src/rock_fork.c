@@ -1,5 +1,7 @@
 /* rock_fork.c -- redis-rock: cold values in fork-based persistence.
  *
+ * Layer 3 (keyspace; docs/architecture.md, "Layers").
+ *
  * This file owns how a forked child (BGSAVE, AOF rewrite, replication full
  * sync, disk-based or diskless) writes values that live in RocksDB without
  * ever calling RocksDB itself: RocksDB is multi-threaded, and its threads do
@@ -628,7 +630,7 @@ ssize_t rockRdbSaveColdDb(rio *rdb, int dbid) {
 }
 
 /* The record rockRdbSaveCold() writes in a child, or NULL outside one. */
-sds rockForkCurrentRecord(void) {
+static sds rockForkCurrentRecord(void) {
     return rock_fork.rec;
 }
 

@@ -1,5 +1,7 @@
 /* rock_load.c -- redis-rock: big collections bigger than RAM while an RDB loads.
  *
+ * Layer 3 (keyspace; docs/architecture.md, "Layers").
+ *
  * Keyspace side (beside eviction, rock_evict.c). Loading (an RDB at start-up,
  * DEBUG RELOAD, a replica's full sync, an AOF's RDB preamble) builds each
  * value whole in RAM before its key is added; rockLoadingMemoryCheck() then

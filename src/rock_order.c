@@ -1,5 +1,7 @@
 /* rock_order.c -- redis-rock: commands on a key run in the order they arrived.
  *
+ * Layer 3 (keyspace; docs/architecture.md, "Layers").
+ *
  * This file owns arrival order, a sibling of the read path (rock_read.c):
  *   - arrival order: a client that waits holds its place on every key its
  *     command names (a FIFO per key); a later command from another client

@@ -1,5 +1,7 @@
 /* rock_point.c -- redis-rock: point reads of big collections on disk.
  *
+ * Layer 3 (keyspace; docs/architecture.md, "Layers").
+ *
  * Keyspace side, a sibling of the read path (rock_read.c, rock_read.h).
  * A cold hash, set or sorted set stored element by element (rock_split.c)
  * answers the commands that touch only the elements they name without being
@@ -349,7 +351,7 @@ void rockPointReadBatch(rockReadJob **jobs, int njobs) {
     zfree(errs);
 }
 
-void rockPointFreeJob(rockReadJob *job) {
+static void rockPointFreeJob(rockReadJob *job) {
     rockPointUnread(job->psi);
     for (int j = 0; j < job->nkeys; j++) {
         sdsfree(job->pkeys[j]);

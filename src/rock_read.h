@@ -72,7 +72,6 @@ void rockLeaveQueues(client *c);
 int rockPointPrepare(client *c, redisDb *db, struct redisCommand *cmd, robj **argv, int argc, dictEntry *de);
 void rockPointReadBatch(rockReadJob **jobs, int njobs);
 void rockPointComplete(rockReadJob *job);
-void rockPointFreeJob(rockReadJob *job);
 void rockPointDrop(client *c);
 
 /* rock_ahead.c: read-ahead of a waiting client's pipeline. */

@@ -17,6 +17,8 @@
 #include "rock_readers.h"
 #include "rock_handoff.h"
 
+static void rockReadLatencyInit(void);
+
 #define ROCK_READ_BATCH 32
 
 static struct {
@@ -219,7 +221,7 @@ void rockReadersResume(void) {
  * used_memory does not jump by that much at the first read of a server's
  * life (a maxmemory set from used_memory a few KB above it, as upstream's
  * unit/maxmemory does, was passed by that alone). */
-void rockReadLatencyInit(void) {
+static void rockReadLatencyInit(void) {
     if (readers.latency == NULL) hdr_init(1, 100LL * 1000 * 1000, 2, &readers.latency);
 }
 

@@ -64,7 +64,6 @@ void rockReadersResume(void);
 void rockReadersDetachChild(void);
 
 /* Microseconds per value read (page-ins, point reads, synchronous loads). */
-void rockReadLatencyInit(void);
 void rockRecordReadLatency(long long us);
 long long rockReadLatencyPercentile(double p);
 void rockReadLatencyReset(void);

@@ -1,5 +1,7 @@
 /* rock_report.c -- redis-rock: what operators see of the SSD tier.
  *
+ * Layer 4 (top; docs/architecture.md, "Layers").
+ *
  * This file owns the ROCK command (REPORT, EVICT, LOAD, STATUS, HELP), the
  * `INFO rock` section and the tier's counters and read-latency histogram.
  * Both render the same list of figures, collected once by

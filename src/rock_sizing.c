@@ -1,5 +1,7 @@
 /* rock_sizing.c -- redis-rock: how much RAM the workload needs (ROCK SIZING).
  *
+ * Layer 3 (keyspace; docs/architecture.md, "Layers").
+ *
  * This file owns the RAM sizing model. From the value accesses commands make
  * (rockValueAccessed(), rock_hooks.c), the values they write and the keys
  * they delete, it predicts the share of value accesses that would be served

@@ -1,5 +1,7 @@
 /* rock_snapshot.c -- redis-rock: the keyspace snapshot's contents.
  *
+ * Layer 3 (keyspace; docs/architecture.md, "Layers").
+ *
  * Keyspace side. A keyspace snapshot is an RDB file written by upstream's
  * rdbSave() and read by its rdbLoad(), in which a cold value is not its
  * payload but a reference to its record in RocksDB: the snapshot holds the

@@ -157,7 +157,7 @@ sds rockSplitMeta(const rockSplitInfo *si) {
 }
 
 /* Version and element count of a metadata record (rockSplitIsMeta()). */
-void rockSplitMetaInfo(const char *rec, uint64_t *version, uint64_t *count) {
+static void rockSplitMetaInfo(const char *rec, uint64_t *version, uint64_t *count) {
     const unsigned char *p = (const unsigned char *)rec + ROCK_HEADER_LEN + 1;
     if (version) *version = rockGetU64(p);
     if (count) *count = rockGetU64(p + 8);

@@ -348,7 +348,7 @@ static void rockMergeDestroy(void *state) {
 }
 
 /* The merge operator RocksDB is opened with (owned by the options). */
-rocksdb_mergeoperator_t *rockCreateMergeOperator(void) {
+static rocksdb_mergeoperator_t *rockCreateMergeOperator(void) {
     return rocksdb_mergeoperator_create(NULL, rockMergeDestroy, rockMergeFull, rockMergePartial, rockMergeFree,
                                         rockMergeName);
 }

@@ -1,5 +1,7 @@
 /* rock_write.c -- redis-rock: writing to RocksDB off the event loop.
  *
+ * Layer 2 (threads; docs/architecture.md, "Layers").
+ *
  * This file owns the write path:
  *   - the writer thread: it takes every queued write (value puts, deletes of
  *     single keys, range deletes of a flushed database's storage id,
@@ -40,6 +42,8 @@
 #include <sys/statvfs.h>
 #ifdef __GLIBC__
 #include <malloc.h>
+
+static void rockSetWriteError(const char *err, int no_space);
 #endif
 
 #define ROCK_WRITE_BATCH_OPS 1024
@@ -500,7 +504,7 @@ static void rockFreeOp(rockWriteOp *op) {
 
 /* Queue the delete of every record whose key starts with `start` and sorts
  * before `end`. */
-void rockWriteDeleteRange(sds start, sds end) {
+static void rockWriteDeleteRange(sds start, sds end) {
     rockWriteOp *op = zcalloc(sizeof(*op));
     op->kind = ROCK_OP_DELETE_RANGE;
     op->skey = sdsdup(start);
@@ -814,7 +818,7 @@ int rockWriteWaitOne(void) {
 
 /* Record that writes fail (err set; no_space when the disk is full) or work
  * again (err NULL). While they fail, eviction stops. */
-void rockSetWriteError(const char *err, int no_space) {
+static void rockSetWriteError(const char *err, int no_space) {
     if (err == NULL) {
         if (rock_wr.write_error)
             serverLog(LL_WARNING, "rock: RocksDB writes succeed again; eviction to disk resumes");
