@@ -125,6 +125,17 @@ failures=()   # repeated under the summary: CI shows only the log's tail
 # never retried: its flakiness is a bug to fix. Nor is a failure of a
 # replication-consistency test (below): a replica that differed from its
 # master once is a divergence, and a divergence is never retried away.
+# keep_server_logs NAME: the servers' stdout/stderr the failed run left in
+# tests/tmp, into $logs/NAME.server-logs.tar.gz, before a re-run's runtest
+# empties tests/tmp: a unit that needed a re-run is a bug report, and its
+# servers' logs are the evidence.
+keep_server_logs() {
+    local out="$logs/$1.server-logs.tar.gz"
+    (cd "$tree/tests" && find tmp -maxdepth 2 \( -name stdout -o -name stderr \) -print0 |
+        tar -czf "$out" --null -T - 2>/dev/null) || true
+    echo "--- $1: the failed run's server logs are in $out"
+}
+
 # rerun_clean LOG RUNTEST-ARGS...: one runtest into LOG (and LOG.plain
 # without colours); succeeds when it exits 0, passed something, and printed
 # no [err] and no [exception].
@@ -174,6 +185,7 @@ retry_failed() {
         files[$file]=1
         tests+=("'$test' ($file)")
     done < <(grep -E '^\[err\]: .* in tests/.*\.tcl$' "$plain")
+    keep_server_logs "$name"
     for file in "${!files[@]}"; do
         echo "--- $name: re-running $file whole"
         rerun_clean "$logs/$name.retry-${file//\//_}.log" --clients 1 "${opts[@]}" --single "$file" || return 1
@@ -224,6 +236,7 @@ resume_after_exception() {
     local args=()
     for u in "${!want[@]}"; do args+=(--single "$u"); done
     echo "--- $name: exception in ${failed[*]}; re-running it and the ${#want[@]} units not finished"
+    keep_server_logs "$name"
     rerun_clean "$rlog" --clients "$clients" "${opts[@]}" "${args[@]}" || return 1
     resume_ok=$(grep -c '^\[ok\]:' "$rlog.plain")
     for f in "${failed[@]}"; do
