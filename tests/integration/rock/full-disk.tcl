@@ -98,13 +98,18 @@ start_server [list tags {"rock external:skip"} overrides [list rock-enabled yes 
         lassign [rock_fill_until_disk_full 0 200000] n err
         assert_match "*OOM*" $err
         assert_morethan $n 20000
-        # One report: the guard may lift between two (compactions free
-        # space), as seen once under make test's load.
+        # One report: still stopped by the guard, or (compactions free
+        # space, seen under make test's load: the report then says
+        # `nothing-movable`, the -OOM above being the policy acting) lifted
+        # already, which the log says after it said it stopped.
         set rep [r rock report]
-        assert_match "*rock-min-free-disk*" [dict get $rep eviction]
-        assert_equal 1 [dict get $rep disk_full]
-        assert_equal 0 [dict get $rep write_errors]
         verify_log_message 0 "*eviction to disk stopped*under rock-min-free-disk*" 0
+        if {![string match "*rock-min-free-disk*" [dict get $rep eviction]]} {
+            verify_log_message 0 "*bytes free on rock-dir; eviction to disk resumes*" 0
+        } else {
+            assert_equal 1 [dict get $rep disk_full]
+        }
+        assert_equal 0 [dict get $rep write_errors]
         # Once what was pending is committed, more writes may fit: in RAM,
         # and on disk too when the guard tripped while space was only held
         # for a while (a compaction keeps its input files until its output is
