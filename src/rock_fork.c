@@ -191,9 +191,9 @@ static int rockStreamPutLen(rockStreamOut *o, uint32_t v) {
  * or more, copied first): the write waits for the child, and meanwhile an
  * iterator standing on a key holds the block of every version of it still
  * in a file (each L0 file and level has its own), plus a read-ahead buffer
- * per file grown to that size. A 3 MB list overwritten a few times held
- * 20 MB of blocks and 50-60 MB of glibc heap through a full sync in the
- * soak. The fresh iterator seeks just past
+ * per file grown to that size: tens of MB of blocks and glibc heap for a
+ * few-MB value overwritten a few times (performance.md). The fresh
+ * iterator seeks just past
  * the key written, so no version of it is read again. */
 #define ROCK_STREAM_DETACH (256 * 1024)
 static redisAtomic long long rock_stream_refreshes;
@@ -372,9 +372,8 @@ int rockForkPrepare(int purpose) {
     rocksdb_readoptions_set_snapshot(rock_fork.ropts, rock_fork.snap);
     rocksdb_readoptions_set_fill_cache(rock_fork.ropts, 0);
     /* Readahead is per file the iterator has open (every L0 file, one per
-     * level), outside the Redis heap: in the soak, a BGSAVE under writes
-     * takes the parent's RSS 30-49 MB up with 2 MB of readahead, 16-21 MB
-     * with 256 KB. */
+     * level), outside the Redis heap: kept small, since the parent's RSS
+     * under a BGSAVE with writes grows with it (memory.md). */
     rocksdb_readoptions_set_readahead_size(rock_fork.ropts, ROCK_FORK_READAHEAD);
     /* Created now, on the main thread: it pins the files it reads, so a
      * flush's file deletion can't take them away from the child. */
