@@ -34,6 +34,9 @@
 #define ROCK_FORMAT_V2 2    /* a whole value: RDB type byte + payload */
 #define ROCK_FORMAT_SPLIT 3 /* a collection's metadata; elements apart */
 #define ROCK_HEADER_LEN 5   /* format, encoding, LRU/LFU field */
+#define ROCK_FORMAT_LFU 0x40 /* format byte flag: the field is LFU data */
+#define ROCK_FIELD_TAG_LFU (1u << 24) /* the same, on a field passed around
+                                       * with its kind (rockFieldTag()) */
 #define ROCK_SPLIT_BIT 0x80000000u /* storage ids of element records */
 #define ROCK_SPLIT_META_LEN (ROCK_HEADER_LEN + 1 + 16) /* a split metadata record */
 
@@ -338,6 +341,10 @@ void rockStoreApplyCacheSize(void);
 int rockStoreApplyCompression(void);
 int rockSplitIsMeta(const char *rec, size_t len);
 unsigned int rockRecordLru(const char *rec);
+unsigned int rockFieldTag(unsigned int lru);
+unsigned int rockFieldGet(const unsigned char *hdr);
+void rockFieldSet(unsigned char *hdr, unsigned int lru);
+void rockFieldSetTagged(unsigned char *hdr, unsigned int tagged);
 robj *rockSentinelOf(robj *val);
 robj *rockModuleSentinel(moduleType *mt);
 uint32_t rockStoreRenewSid(int dbid);
@@ -351,8 +358,8 @@ sds rockStorageKeyInto(sds buf, int dbid, const sds key);
 sds rockSerialize(robj *key, robj *val, int dbid);
 robj *rockDeserialize(sds rec, sds key, int dbid);
 int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size_t *plen);
-void rockAccessOperand(unsigned int lru, unsigned char *buf);
-void rockRecordSetAccess(sds rec, unsigned int lru);
+void rockAccessOperand(unsigned int tagged, unsigned char *buf);
+void rockRecordSetAccess(sds rec, unsigned int tagged);
 void rockNoteError(const char *what, char *err);
 void rockStoreSetL0Trigger(int files);
 void rockSizeToMaxmemory(int force);
@@ -503,7 +510,8 @@ int rockSizingEstimateTicks(void);
 
 /* rock_snapshot.c: the keyspace snapshot's contents (cold values as
  * references to their records). */
-#define ROCK_SNAPSHOT_FORMAT "1"
+#define ROCK_SNAPSHOT_FORMAT "2" /* the records its checkpoint holds say
+                                  * their field's kind (ROCK_FORMAT_LFU) */
 struct rockSnapshotState {
     int writing;       /* rdbSave() writes a keyspace snapshot */
     int loading;       /* rdbLoad() reads the snapshot rock_warm.c paired */

@@ -285,7 +285,7 @@ int rockEvictEntry(redisDb *db, dictEntry *de) {
         rockSplitInfo *si = dictSize(rdb->split) ? rockSplitLookup(db->id, key) : NULL;
         /* Its LRU/LFU field is kept in RAM (the next page-in takes it from
          * there, point commands update it there). */
-        if (si) rockAccessOperand(val->lru, si->header + 2);
+        if (si) rockFieldSet(si->header, val->lru);
         if (si && si->dirty) {
             if (rockWriteError() || !rockDiskHasRoom()) return ROCK_EVICT_ERROR;
             if (rockPointFlushDirty(db, key, val, si)) rock_ks_stats.dirty_flushes++;

@@ -187,7 +187,7 @@ robj *rockLoadingObjectDone(robj *o, sds key, int dbid) {
     si->count = rock_load.spilled;
     si->header[0] = ROCK_FORMAT_V2;
     si->header[1] = o->encoding;
-    rockAccessOperand(o->lru, si->header + 2);
+    rockFieldSet(si->header, o->lru);
     si->header[ROCK_HEADER_LEN] = o->type == OBJ_HASH ? RDB_TYPE_HASH : o->type == OBJ_SET ? RDB_TYPE_SET : RDB_TYPE_ZSET_2;
     rockSplitAdopt(dbid, key, si);
     rockWriteElement(sdsdup(rock_load.skey), rockSplitMeta(si), si, 0);
@@ -214,7 +214,7 @@ void rockLoadingKeyDone(redisDb *db) {
     if (de && dictGetVal(de) == sentinel) {
         rockSplitInfo *si = rock_load.si;
         if (lru != rock_load.sentinel_lru) { /* the RDB's LRU/LFU field */
-            rockAccessOperand(lru, si->header + 2);
+            rockFieldSet(si->header, lru);
             rockWriteElement(sdsdup(rock_load.skey), rockSplitMeta(si), si, 0);
         }
         rock_ks.dbs[rock_load.dbid].cold++;

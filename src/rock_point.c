@@ -531,7 +531,7 @@ void rockPointLeave(void) {
     rock_ks.point_value = NULL;
     dictEntry *de = dictFind(rock_point.db->dict, rock_point.key);
     if (de && dictGetVal(de) == o) {
-        rockAccessOperand(o->lru, rock_point.si->header + 2);
+        rockFieldSet(rock_point.si->header, o->lru);
         if (rock_point.ps->write) rockPointWriteBack(o);
         dictSetVal(rock_point.db->dict, de, rock_store.cold[o->type]);
         decrRefCount(o); /* the dict's reference */

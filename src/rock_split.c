@@ -141,7 +141,7 @@ dictType rockSplitDictType = {
 
 /* The LRU/LFU field of split state `si` (its header's, as a record's). */
 unsigned int rockSplitAccess(const rockSplitInfo *si) {
-    return ((unsigned int)si->header[2] << 16) | ((unsigned int)si->header[3] << 8) | si->header[4];
+    return rockFieldGet(si->header);
 }
 
 /* The metadata record of split state `si`: its header, version and count
@@ -150,7 +150,7 @@ unsigned int rockSplitAccess(const rockSplitInfo *si) {
 sds rockSplitMeta(const rockSplitInfo *si) {
     sds m = sdsnewlen(NULL, ROCK_SPLIT_META_LEN);
     memcpy(m, si->header, ROCK_HEADER_LEN + 1);
-    m[0] = ROCK_FORMAT_SPLIT;
+    m[0] = ROCK_FORMAT_SPLIT | (si->header[0] & ROCK_FORMAT_LFU);
     rockPutU64((unsigned char *)m + ROCK_HEADER_LEN + 1, si->version);
     rockPutU64((unsigned char *)m + ROCK_HEADER_LEN + 9, si->count);
     return m;
@@ -272,7 +272,7 @@ static sds rockCatString(sds s, const char *p, size_t len) {
  * to the number of element records added. */
 int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, const char *rec, size_t len,
                    uint64_t version, long long *elements) {
-    if (len < ROCK_HEADER_LEN + 1 || rec[0] != ROCK_FORMAT_V2) return C_ERR;
+    if (len < ROCK_HEADER_LEN + 1 || (rec[0] & ~ROCK_FORMAT_LFU) != ROCK_FORMAT_V2) return C_ERR;
     int type = (unsigned char)rec[ROCK_HEADER_LEN];
     if (type != RDB_TYPE_HASH && type != RDB_TYPE_SET && type != RDB_TYPE_ZSET_2) return C_ERR;
     rockCursor c = {(const unsigned char *)rec + ROCK_HEADER_LEN + 1, (const unsigned char *)rec + len};
@@ -319,7 +319,7 @@ int rockSplitBatch(rocksdb_writebatch_t *wb, const char *skey, size_t sklen, con
     }
     unsigned char meta[ROCK_SPLIT_META_LEN];
     memcpy(meta, rec, ROCK_HEADER_LEN + 1);
-    meta[0] = ROCK_FORMAT_SPLIT;
+    meta[0] = ROCK_FORMAT_SPLIT | (rec[0] & ROCK_FORMAT_LFU);
     rockPutU64(meta + ROCK_HEADER_LEN + 1, version);
     rockPutU64(meta + ROCK_HEADER_LEN + 9, count);
     rocksdb_writebatch_put(wb, skey, sklen, (const char *)meta, sizeof(meta));
@@ -359,7 +359,7 @@ sds rockSplitAssembleTo(const char *skey, size_t sklen, const char *meta, size_t
     rockSplitMetaInfo(meta, &version, &count);
     int type = (unsigned char)meta[ROCK_HEADER_LEN];
     sds rec = sdsnewlen(meta, ROCK_HEADER_LEN + 1);
-    rec[0] = ROCK_FORMAT_V2;
+    rec[0] = ROCK_FORMAT_V2 | (meta[0] & ROCK_FORMAT_LFU);
     rec = rockCatLen(rec, count);
 
     sds prefix = rockSplitPrefixInto(NULL, skey, sklen, version);

@@ -198,8 +198,8 @@ static int rockLzfTry(size_t len) {
 
 /* Serialize a value as [format][encoding][LRU/LFU][RDB type][RDB payload]. */
 sds rockSerialize(robj *key, robj *val, int dbid) {
-    unsigned char hdr[ROCK_HEADER_LEN] = {
-        ROCK_FORMAT_V2, val->encoding, (val->lru >> 16) & 0xff, (val->lru >> 8) & 0xff, val->lru & 0xff};
+    unsigned char hdr[ROCK_HEADER_LEN] = {ROCK_FORMAT_V2, val->encoding};
+    rockFieldSet(hdr, val->lru);
     size_t slen = 0;
     int string = val->type == OBJ_STRING && val->encoding != OBJ_ENCODING_INT;
     if (string) slen = sdslen(val->ptr);
@@ -238,7 +238,7 @@ sds rockSerialize(robj *key, robj *val, int dbid) {
 
 /* A record of this format, long enough for its header and RDB type byte. */
 static int rockRecordValid(const char *rec, size_t len) {
-    return len >= ROCK_HEADER_LEN + 1 && rec[0] == ROCK_FORMAT_V2;
+    return len >= ROCK_HEADER_LEN + 1 && (rec[0] & ~ROCK_FORMAT_LFU) == ROCK_FORMAT_V2;
 }
 
 /* The RDB type byte and payload of a record, as rdbSaveObjectType() and
@@ -250,12 +250,68 @@ int rockRecordRdbPayload(const char *rec, size_t len, const char **payload, size
     return C_OK;
 }
 
-/* The LRU clock or LFU data (robj.lru) of the value a record holds: as it
- * was when the value was written, or last dropped clean (an access-field
- * update, below). */
+/* ---------------------------------------------------------------------------
+ * The LRU/LFU field of a record header
+ *
+ * A header holds the value's robj.lru as it was when the value was written
+ * or last dropped clean (an access-field update, below), and in its format
+ * byte whether that field is an LRU clock or LFU data: the policy in force
+ * then. A field of the other kind (maxmemory-policy changed between LRU and
+ * LFU, at run time or over a warm restart) is converted when it is read,
+ * keeping the last access: an LRU clock becomes LFU data with that access
+ * time and the counter a new key starts with, LFU data the LRU clock of its
+ * last access (to the minute). Stock, which keeps no field of the other
+ * kind on load, resets such fields to "now" instead.
+ * ------------------------------------------------------------------------ */
+
+unsigned long LFUTimeElapsed(unsigned long ldt); /* evict.c, not in its header */
+
+static int rockPolicyLfu(void) {
+    return (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
+}
+
+/* `lru` (a robj.lru read now) tagged with its kind, as rockFieldSet() and
+ * the access updates take it. */
+unsigned int rockFieldTag(unsigned int lru) {
+    return (lru & LRU_CLOCK_MAX) | (rockPolicyLfu() ? ROCK_FIELD_TAG_LFU : 0);
+}
+
+/* A field of the other kind, as the policy in force reads it. */
+static unsigned int rockFieldConvert(unsigned int field, int from_lfu) {
+    if (from_lfu) {
+        unsigned long long ticks = (unsigned long long)LFUTimeElapsed(field >> 8) * 60000 / LRU_CLOCK_RESOLUTION;
+        return (unsigned int)((LRU_CLOCK() - ticks) & LRU_CLOCK_MAX);
+    }
+    unsigned int now = LRU_CLOCK();
+    unsigned long long ticks = now >= field ? now - field : now + (LRU_CLOCK_MAX - field);
+    unsigned long long minutes = ticks * LRU_CLOCK_RESOLUTION / 60000;
+    return (unsigned int)(((LFUGetTimeInMinutes() - minutes) & 65535) << 8) | LFU_INIT_VAL;
+}
+
+/* The field of header `hdr` (a record's, or a split state's copy of its
+ * metadata record's), as the policy in force reads it. */
+unsigned int rockFieldGet(const unsigned char *hdr) {
+    unsigned int field = ((unsigned int)hdr[2] << 16) | ((unsigned int)hdr[3] << 8) | hdr[4];
+    int lfu = (hdr[0] & ROCK_FORMAT_LFU) != 0;
+    return lfu == rockPolicyLfu() ? field : rockFieldConvert(field, lfu);
+}
+
+/* Store tagged field `tagged` (rockFieldTag()) in header `hdr`. */
+void rockFieldSetTagged(unsigned char *hdr, unsigned int tagged) {
+    hdr[0] = (tagged & ROCK_FIELD_TAG_LFU) ? (hdr[0] | ROCK_FORMAT_LFU) : (hdr[0] & ~ROCK_FORMAT_LFU);
+    hdr[2] = (tagged >> 16) & 0xff;
+    hdr[3] = (tagged >> 8) & 0xff;
+    hdr[4] = tagged & 0xff;
+}
+
+/* Store robj.lru `lru`, read now, in header `hdr`. */
+void rockFieldSet(unsigned char *hdr, unsigned int lru) {
+    rockFieldSetTagged(hdr, rockFieldTag(lru));
+}
+
+/* The LRU clock or LFU data (robj.lru) of the value a record holds. */
 unsigned int rockRecordLru(const char *rec) {
-    const unsigned char *p = (const unsigned char *)rec;
-    return ((unsigned int)p[2] << 16) | ((unsigned int)p[3] << 8) | p[4];
+    return rockFieldGet((const unsigned char *)rec);
 }
 
 /* ---------------------------------------------------------------------------
@@ -264,24 +320,26 @@ unsigned int rockRecordLru(const char *rec) {
  * A value paged in and dropped again unchanged writes nothing (a clean
  * drop), but its LRU/LFU field has moved on: accesses while it was in RAM,
  * or a module's RM_SetLRU. The drop then queues a RocksDB merge whose
- * operand is the new 3-byte field alone (rockAccessOperand()), and this
+ * operand is the new field and its kind alone (rockAccessOperand()), and this
  * operator applies it: reads, iterators (the fork stream, DISKKEYS) and
  * compaction all see the record with its header's field replaced. Operands
  * of the same key fold into the last one.
  * ------------------------------------------------------------------------ */
 
-#define ROCK_ACCESS_OPERAND_LEN 3
+/* The operand: the header's format byte flag, then the 3-byte field. */
+#define ROCK_ACCESS_OPERAND_LEN 4
 
-void rockAccessOperand(unsigned int lru, unsigned char *buf) {
-    buf[0] = (lru >> 16) & 0xff;
-    buf[1] = (lru >> 8) & 0xff;
-    buf[2] = lru & 0xff;
+void rockAccessOperand(unsigned int tagged, unsigned char *buf) {
+    buf[0] = (tagged & ROCK_FIELD_TAG_LFU) ? ROCK_FORMAT_LFU : 0;
+    buf[1] = (tagged >> 16) & 0xff;
+    buf[2] = (tagged >> 8) & 0xff;
+    buf[3] = tagged & 0xff;
 }
 
-/* Set a record's LRU/LFU field, as an access update queued and not yet
- * seen by a read does (rockPendingAccess()). */
-void rockRecordSetAccess(sds rec, unsigned int lru) {
-    if (rockRecordValid(rec, sdslen(rec))) rockAccessOperand(lru, (unsigned char *)rec + 2);
+/* Set a record's LRU/LFU field (tagged), as an access update queued and not
+ * yet seen by a read does (rockPendingAccess()). */
+void rockRecordSetAccess(sds rec, unsigned int tagged) {
+    if (rockRecordValid(rec, sdslen(rec))) rockFieldSetTagged((unsigned char *)rec, tagged);
 }
 
 /* The last well-formed operand of a list, or NULL. */
@@ -310,8 +368,10 @@ static char *rockMergeFull(void *state, const char *key, size_t klen, const char
     memcpy(out, existing, elen);
     *newlen = elen;
     const char *field = rockLastOperand(ops, lens, n);
-    if (field && (rockRecordValid(existing, elen) || rockSplitIsMeta(existing, elen)))
-        memcpy(out + 2, field, ROCK_ACCESS_OPERAND_LEN);
+    if (field && (rockRecordValid(existing, elen) || rockSplitIsMeta(existing, elen))) {
+        out[0] = (out[0] & ~ROCK_FORMAT_LFU) | field[0];
+        memcpy(out + 2, field + 1, ROCK_ACCESS_OPERAND_LEN - 1);
+    }
     return out;
 }
 
@@ -919,6 +979,6 @@ long long rockStoreBlockCountsPending(void) {
 }
 
 int rockSplitIsMeta(const char *rec, size_t len) {
-    return len == ROCK_SPLIT_META_LEN && rec[0] == ROCK_FORMAT_SPLIT;
+    return len == ROCK_SPLIT_META_LEN && (rec[0] & ~ROCK_FORMAT_LFU) == ROCK_FORMAT_SPLIT;
 }
 

@@ -79,7 +79,8 @@ typedef struct rockWriteOp {
     sds end;                 /* range: end (exclusive) */
     rockPendingValue *pv;    /* put: the value */
     size_t cost;             /* delete, access: RAM it holds until committed */
-    unsigned int lru;        /* access: the new LRU/LFU field */
+    unsigned int lru;        /* access: the new LRU/LFU field, tagged with
+                              * its kind (rockFieldTag()) */
     long long elements;      /* put: element records written (writer thread) */
     sds val;                 /* element: the value to put, NULL: delete */
     rockSplitInfo *si;       /* element: its key's split state (a reference) */
@@ -191,7 +192,7 @@ static void rockCommitBatch(rockWriteBatch *b) {
         } else if (op->kind == ROCK_OP_DELETE) {
             rocksdb_writebatch_delete(wb, op->skey, sdslen(op->skey));
         } else if (op->kind == ROCK_OP_ACCESS) {
-            unsigned char operand[3];
+            unsigned char operand[4];
             rockAccessOperand(op->lru, operand);
             rocksdb_writebatch_merge(wb, op->skey, sdslen(op->skey), (const char *)operand, sizeof(operand));
         } else if (op->kind == ROCK_OP_ELEMENT) {
@@ -445,7 +446,7 @@ void rockWriteAccess(sds skey, unsigned int lru) {
     rockWriteOp *op = zcalloc(sizeof(*op));
     op->kind = ROCK_OP_ACCESS;
     op->skey = sdsdup(skey);
-    op->lru = lru;
+    op->lru = rockFieldTag(lru);
     /* The op, its key, a list node and an entry of the access dict (keyed
      * by the op's own key copy). */
     op->cost = sizeof(*op) + sdsZmallocSize(op->skey) + sizeof(listNode) + sizeof(dictEntry);
@@ -455,8 +456,8 @@ void rockWriteAccess(sds skey, unsigned int lru) {
     rockEnqueue(op);
 }
 
-/* The LRU/LFU field of the access update queued for `skey` and not yet
- * handed back by the writer: 1 and *lru set, or 0. A forked child asks its
+/* The LRU/LFU field (tagged: rockFieldTag()) of the access update queued
+ * for `skey` and not yet handed back by the writer: 1 and *lru set, or 0. A forked child asks its
  * copy (taken with the snapshot it streams). */
 int rockPendingAccess(sds skey, unsigned int *lru) {
     if (rock_wr.access == NULL || dictSize(rock_wr.access) == 0) return 0;

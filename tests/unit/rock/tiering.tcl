@@ -282,6 +282,37 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         r config set maxmemory-policy noeviction
     } {OK} {needs:debug needs:save}
 
+    test {A cold value's access field is read in the policy's kind after maxmemory-policy changes LRU <-> LFU} {
+        # A record says whether its field is an LRU clock or LFU data; read
+        # under the other kind of policy it is converted, keeping the last
+        # access: an LRU clock becomes LFU data with a new key's counter
+        # (5), decayed by lfu-decay-time (1 per idle minute), LFU data the
+        # LRU clock of its last access.
+        r flushall
+        r config set maxmemory-policy allkeys-lru
+        r set foo bar
+        set dump [r dump foo]
+        r del foo
+        r restore old 0 $dump idletime 100000
+        r restore new 0 $dump
+        r rock evict old new
+        r config set maxmemory-policy allkeys-lfu
+        assert_range [r object freq new] 4 5
+        assert_equal 0 [r object freq old]
+        r restore lfu 0 $dump freq 100
+        r rock evict lfu
+        r config set maxmemory-policy allkeys-lru
+        assert_equal cold [r rock status lfu]
+        assert_range [r object idletime lfu] 0 60
+        # Paged in and dropped clean under LRU, its record takes the LRU
+        # clock (an access update), read back the same.
+        r rock evict lfu
+        r restore lru2 0 $dump idletime 5000
+        r rock evict lru2
+        assert_range [r object idletime lru2] 5000 5010
+        r config set maxmemory-policy noeviction
+    } {OK} {needs:debug}
+
     test {A cold value's LFU counter counts its reads, TOUCH its access time, with no value write} {
         # A value paged in and dropped again unchanged is not written again
         # (a clean drop). Under an LFU policy its record's access field is
