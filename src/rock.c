@@ -219,6 +219,7 @@ static void rockCron(void) {
     }
     rockPurgeCheck();
     rockFloorCron();
+    rockWarmCompactionsRelease(0);
     if (++ticks % 10 == 0) {
         if (!server.loading) rockWarmCron();
         rockWriteRequestTrim();

@@ -630,7 +630,7 @@ static void rockStoreSetCompression(rocksdb_options_t *opts) {
 static int rockStoreOpenDb(char **err);
 
 /* Open RocksDB in db_path: an empty folder, or with `reuse` the files of a
- * warm start's checkpoint (rock_warm.c). */
+ * warm start's checkpoint (rock_warm.c), automatic compactions off. */
 int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **err) {
     rock_store.abs_dir = zstrdup(abs_dir);
     rock_store.db_path = zstrdup(db_path);
@@ -712,9 +712,14 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **er
     }
 
     if (!reuse) return rockStoreOpenDb(err);
+    /* A warm start's RocksDB opens with its automatic compactions off (set
+     * after the open, they would be scheduled already): the caller turns
+     * them on once it has loaded (rockStoreAutoCompactions()). */
     rocksdb_options_set_error_if_exists(rock_store.opts, 0);
+    rocksdb_options_set_disable_auto_compactions(rock_store.opts, 1);
     int ret = rockStoreOpenDb(err);
     rocksdb_options_set_error_if_exists(rock_store.opts, 1);
+    rocksdb_options_set_disable_auto_compactions(rock_store.opts, 0);
     return ret;
 }
 
@@ -808,6 +813,22 @@ void rockStoreClose(int all) {
 /* rock-block-cache-size changed (CONFIG SET). */
 void rockStoreApplyCacheSize(void) {
     if (rock_store.cache) rocksdb_cache_set_capacity(rock_store.cache, rockStoreCacheSize());
+}
+
+/* RocksDB's automatic compactions on or off (a warm start holds them while
+ * it loads: rock_warm.c). C_ERR when RocksDB refused (logged). */
+int rockStoreAutoCompactions(int on) {
+    if (!rock_store.db) return C_ERR;
+    char *err = NULL;
+    const char *keys[1] = {"disable_auto_compactions"};
+    const char *vals[1] = {on ? "false" : "true"};
+    rocksdb_set_options(rock_store.db, 1, keys, vals, &err);
+    if (err) {
+        serverLog(LL_WARNING, "rock: can't turn RocksDB's automatic compactions %s: %s", on ? "on" : "off", err);
+        rocksdb_free(err);
+        return C_ERR;
+    }
+    return C_OK;
 }
 
 /* rock-compression changed (CONFIG SET): C_ERR when RocksDB refused it

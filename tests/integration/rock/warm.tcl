@@ -14,6 +14,15 @@ proc warm_names {prefix n} {
     for {set i 0} {$i < $n} {incr i} { lappend out $prefix$i }
     return $out
 }
+# An option of the running RocksDB, from the newest OPTIONS file.
+proc warm_rocksdb_option {name} {
+    set files [glob -directory [file join [rock_info_field rock_dir] rocksdb] OPTIONS-*]
+    set fd [open [lindex [lsort -dictionary $files] end]]
+    set text [read $fd]
+    close $fd
+    if {![regexp -line "^\\s*$name=(\\S*)" $text -> value]} { error "no $name in RocksDB's OPTIONS" }
+    return $value
+}
 proc warm_checkpoints {} { return [glob -nocomplain -directory [rock_info_field rock_dir] checkpoint-*] }
 
 # Every value to disk (evict-all sweeps the whole keyspace when switched
@@ -63,6 +72,10 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-v
         # Nothing was written into RocksDB by the start.
         assert_equal 0 [rock_field writes]
         assert_equal 0 [rock_field element_writes]
+        # RocksDB opened with its automatic compactions off (the load has
+        # the cores to itself) and has them back once loaded: its OPTIONS
+        # file, which it rewrites at every change, says so.
+        assert_equal false [warm_rocksdb_option disable_auto_compactions]
         assert_equal warm [r fcall warmf 0]
         # The checkpoint it started from: its size, none of it held by the
         # checkpoint alone yet (the live RocksDB links every file).
