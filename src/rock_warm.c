@@ -180,6 +180,14 @@ static int rockReadPairFile(const char *cpdir, sds *pair, sds *snap) {
 
 static sds rockAofSnapshotBase(rockSnapHeader *h, int *sound);
 
+/* The absolute path of this server's AOF manifest (the start-up's working
+ * directory is `dir`). */
+static sds rockAofManifestPath(void) {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof(cwd)) == NULL) rockFatal("getcwd failed: %s", strerror(errno));
+    return sdscatfmt(sdsempty(), "%s/%s/%s.manifest", cwd, server.aof_dirname, server.aof_filename);
+}
+
 /* With rock-enabled no, a snapshot (dump.rdb's or the AOF's base) is a
  * state this server cannot load. */
 void rockWarmCheckDisabled(void) {
@@ -253,7 +261,7 @@ static void rockWarmSweepCheckpoints(const char *keep, int starting) {
  * AOF loads when it was written after the snapshot (the snapshot goes),
  * otherwise the start stops. */
 static void rockWarmAofCheck(const char *snap) {
-    sds manifest = sdscatfmt(sdsempty(), "%s/%s.manifest", server.aof_dirname, server.aof_filename);
+    sds manifest = rockAofManifestPath();
     struct stat a, s;
     int aof_newer = stat(manifest, &a) == 0 && stat(snap, &s) == 0 &&
                     (a.st_mtim.tv_sec > s.st_mtim.tv_sec ||
@@ -309,7 +317,7 @@ static sds rockAofSnapshotBase(rockSnapHeader *h, int *sound) {
     char cwd[PATH_MAX];
     memset(h, 0, sizeof(*h));
     if (getcwd(cwd, sizeof(cwd)) == NULL) rockFatal("getcwd failed: %s", strerror(errno));
-    sds manifest = sdscatfmt(sdsempty(), "%s/%s/%s.manifest", cwd, server.aof_dirname, server.aof_filename);
+    sds manifest = rockAofManifestPath();
     if (access(manifest, F_OK) != 0) {
         sdsfree(manifest);
         return NULL;
@@ -332,10 +340,7 @@ static sds rockAofSnapshotBase(rockSnapHeader *h, int *sound) {
 }
 
 static void rockWarmChooseAof(void) {
-    char cwd[PATH_MAX];
-    if (getcwd(cwd, sizeof(cwd)) == NULL) rockFatal("getcwd failed: %s", strerror(errno));
-    rock_warm.manifest_path = sdscatfmt(sdsempty(), "%s/%s/%s.manifest", cwd, server.aof_dirname,
-                                        server.aof_filename);
+    rock_warm.manifest_path = rockAofManifestPath();
     rockSnapHeader h;
     int sound;
     sds base = rockAofSnapshotBase(&h, &sound);
