@@ -338,7 +338,7 @@ void rockStoreCloseFilesInChild(void);
 size_t rockStoreCacheSize(void);
 size_t rockStoreWriteBufferSize(void);
 void rockStoreApplyCacheSize(void);
-int rockStoreAutoCompactions(int on);
+void rockStoreResumeCompactions(void);
 int rockStoreApplyCompression(void);
 int rockSplitIsMeta(const char *rec, size_t len);
 unsigned int rockRecordLru(const char *rec);

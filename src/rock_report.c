@@ -472,7 +472,7 @@ void rockCommand(client *c) {
 "SIZING [<maxmemory> ...]",
 "    Predict the share of value accesses served from RAM at each maxmemory",
 "    (bytes, or 512mb, 4gb, ...); with none, [maxmemory, share] pairs from",
-"    1/16 of today's maxmemory to the size that holds every value.",
+"    1/16 of the current maxmemory to the size that holds every value.",
 NULL
         };
         addReplyHelp(c, help);

@@ -282,9 +282,8 @@ static unsigned int rockFieldConvert(unsigned int field, int from_lfu) {
         unsigned long long ticks = (unsigned long long)LFUTimeElapsed(field >> 8) * 60000 / LRU_CLOCK_RESOLUTION;
         return (unsigned int)((LRU_CLOCK() - ticks) & LRU_CLOCK_MAX);
     }
-    unsigned int now = LRU_CLOCK();
-    unsigned long long ticks = now >= field ? now - field : now + (LRU_CLOCK_MAX - field);
-    unsigned long long minutes = ticks * LRU_CLOCK_RESOLUTION / 60000;
+    robj clock = {.lru = field};
+    unsigned long long minutes = estimateObjectIdleTime(&clock) / 60000;
     return (unsigned int)(((LFUGetTimeInMinutes() - minutes) & 65535) << 8) | LFU_INIT_VAL;
 }
 
@@ -714,7 +713,7 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **er
     if (!reuse) return rockStoreOpenDb(err);
     /* A warm start's RocksDB opens with its automatic compactions off (set
      * after the open, they would be scheduled already): the caller turns
-     * them on once it has loaded (rockStoreAutoCompactions()). */
+     * them on once it has loaded (rockStoreResumeCompactions()). */
     rocksdb_options_set_error_if_exists(rock_store.opts, 0);
     rocksdb_options_set_disable_auto_compactions(rock_store.opts, 1);
     int ret = rockStoreOpenDb(err);
@@ -815,20 +814,18 @@ void rockStoreApplyCacheSize(void) {
     if (rock_store.cache) rocksdb_cache_set_capacity(rock_store.cache, rockStoreCacheSize());
 }
 
-/* RocksDB's automatic compactions on or off (a warm start holds them while
- * it loads: rock_warm.c). C_ERR when RocksDB refused (logged). */
-int rockStoreAutoCompactions(int on) {
-    if (!rock_store.db) return C_ERR;
+/* Turn RocksDB's automatic compactions on: a warm start's RocksDB opens
+ * without them (rockStoreOpen()) and gets them once it has loaded. */
+void rockStoreResumeCompactions(void) {
+    if (!rock_store.db) return;
     char *err = NULL;
     const char *keys[1] = {"disable_auto_compactions"};
-    const char *vals[1] = {on ? "false" : "true"};
+    const char *vals[1] = {"false"};
     rocksdb_set_options(rock_store.db, 1, keys, vals, &err);
     if (err) {
-        serverLog(LL_WARNING, "rock: can't turn RocksDB's automatic compactions %s: %s", on ? "on" : "off", err);
+        serverLog(LL_WARNING, "rock: can't turn RocksDB's automatic compactions on: %s", err);
         rocksdb_free(err);
-        return C_ERR;
     }
-    return C_OK;
 }
 
 /* rock-compression changed (CONFIG SET): C_ERR when RocksDB refused it

@@ -496,8 +496,8 @@ int rockWarmStarting(void) {
 
 /* A warm start's RocksDB opens with the L0 file the stop's memtable flush
  * left, and would compact it at once into a base level as big as the data:
- * on two cores, as much CPU as the load itself, taken from it (1M keys of
- * 1 KB: 0.7-0.95 s of compaction during a 0.9-1.1 s load). Nothing reads
+ * on two cores, about as much CPU as the load itself, taken from it
+ * (performance.md, bench 11). Nothing reads
  * RocksDB while the snapshot loads, so it opens with its compactions off
  * (rockStoreOpen()), and they start at the end of the load, or as soon as
  * the load writes values to disk itself (hot values over maxmemory): L0
@@ -506,7 +506,7 @@ void rockWarmCompactionsRelease(int force) {
     if (!rock_warm.compactions_held) return;
     if (!force && server.loading && rock_write_stats.writes == rock_warm.held_writes) return;
     rock_warm.compactions_held = 0;
-    rockStoreAutoCompactions(1);
+    rockStoreResumeCompactions();
 }
 
 /* rockStartup(), RocksDB open: a warm start's RocksDB holds records. */

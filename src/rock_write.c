@@ -457,8 +457,8 @@ void rockWriteAccess(sds skey, unsigned int lru) {
 }
 
 /* The LRU/LFU field (tagged: rockFieldTag()) of the access update queued
- * for `skey` and not yet handed back by the writer: 1 and *lru set, or 0. A forked child asks its
- * copy (taken with the snapshot it streams). */
+ * for `skey` and not yet handed back by the writer: 1 and *lru set, or 0.
+ * A forked child asks its copy (taken with the snapshot it streams). */
 int rockPendingAccess(sds skey, unsigned int *lru) {
     if (rock_wr.access == NULL || dictSize(rock_wr.access) == 0) return 0;
     rockWriteOp *op = dictFetchValue(rock_wr.access, skey);

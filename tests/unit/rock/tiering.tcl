@@ -232,12 +232,19 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         assert_equal $writes [dict get [r rock report] writes]
     }
 
-    test {A value's idle time and LFU counter survive a round trip through disk} {
+    # An empty keyspace under allkeys-lru, and a DUMP payload (of the string
+    # "bar") to RESTORE with a chosen IDLETIME or FREQ.
+    proc tiering_fresh_dump {} {
         r flushall
         r config set maxmemory-policy allkeys-lru
         r set foo bar
         set dump [r dump foo]
         r del foo
+        return $dump
+    }
+
+    test {A value's idle time and LFU counter survive a round trip through disk} {
+        set dump [tiering_fresh_dump]
         r restore foo 0 $dump idletime 1000
         r rock evict foo
         assert_equal cold [r rock status foo]
@@ -288,11 +295,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         # access: an LRU clock becomes LFU data with a new key's counter
         # (5), decayed by lfu-decay-time (1 per idle minute), LFU data the
         # LRU clock of its last access.
-        r flushall
-        r config set maxmemory-policy allkeys-lru
-        r set foo bar
-        set dump [r dump foo]
-        r del foo
+        set dump [tiering_fresh_dump]
         r restore old 0 $dump idletime 100000
         r restore new 0 $dump
         r rock evict old new
@@ -320,11 +323,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-min-value-size 0}} 
         # never written would keep the counter of its last write; TOUCH
         # updates it under any policy. A read under an LRU policy does not
         # (it would cost a write per cold read: docs/performance.md).
-        r flushall
-        r config set maxmemory-policy allkeys-lru
-        r set foo bar
-        set dump [r dump foo]
-        r del foo
+        set dump [tiering_fresh_dump]
         r restore foo 0 $dump idletime 1000
         r rock evict foo
         set writes [rock_field writes]
