@@ -331,6 +331,11 @@ static inline void rockCleanMarkTouched(dictEntry *ce) {
 void rockStoreInit(void);
 #define ROCK_L0_TRIGGER_DEFAULT 4 /* RocksDB's; rock.c raises it while writes come fast */
 #define ROCK_L0_TRIGGER_LOAD 24   /* rock.c's while a load moves values to disk */
+/* With direct I/O, what a compaction reads ahead in each of its input files
+ * (RocksDB's default there, 2 MB a file, is memory outside maxmemory: RSS
+ * went 77 MB over its bound while a load's L0 files were compacted at
+ * maxmemory 100mb). */
+#define ROCK_COMPACTION_READAHEAD (128 * 1024)
 int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **err);
 int rockStoreReopen(int reuse, char **err);
 void rockStoreClose(int all);
@@ -538,7 +543,6 @@ void rockWarmChoose(const char *abs_dir);
 void rockWarmPopulate(const char *db_path);
 int rockWarmStarting(void);
 void rockWarmOpened(void);
-void rockWarmCompactionsRelease(int force);
 void rockWarmCron(void);
 void rockWarmCheckpointBytes(long long *bytes, long long *own);
 const char *rockStartupRdbFile(void);
@@ -588,6 +592,7 @@ int rockDefragEffort(size_t frag_bytes);
 int rockForkWait(int replication);
 size_t rockRssBound(void);
 void rockWriteRequestL0Trigger(int files);
+void rockWriteRequestCompactions(void);
 long long rockWriteDiskFree(void);
 void rockWriteDetachChild(void);
 void rockWriteResume(void);

@@ -517,9 +517,10 @@ void rockNoteError(const char *what, char *err) {
  * defaults, 20 and 36). At the load trigger, 5 and 7.5 times: nothing reads
  * while a load runs, and a compaction into a base level as big as the
  * dataset loaded so far takes long enough for twice its trigger of L0
- * files to pile up meanwhile; slowing the load down for them made it up to
- * 1.4 times slower. SetOptions rewrites RocksDB's OPTIONS file: called
- * by the writer thread, not the event loop (rockWriteRequestL0Trigger()). */
+ * files to pile up meanwhile; and the stop is above the L0 files a load
+ * leaves while its compactions wait (rock.c, up to 160) until they are
+ * compacted. SetOptions rewrites RocksDB's OPTIONS file: called by the
+ * writer thread, not the event loop (rockWriteRequestL0Trigger()). */
 void rockStoreSetL0Trigger(int files) {
     char trigger[16], slowdown[16], stop[16], *err = NULL;
     int slow = files >= ROCK_L0_TRIGGER_LOAD ? files * 5 : files * 5 / 2;
@@ -610,6 +611,7 @@ void rockSizeToMaxmemory(int force) {
     }
 }
 
+#define ROCK_MEMTABLES 2 /* the active memtable and one being flushed */
 #define ROCK_BLOB_MIN_SIZE (256 * 1024)
 #define ROCK_BLOB_FILE_SIZE (64 * 1024 * 1024)
 
@@ -661,7 +663,7 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **er
     rocksdb_options_set_block_based_table_factory(rock_store.opts, rock_store.table_opts);
     rocksdb_options_set_max_background_jobs(rock_store.opts, 2);
     rocksdb_options_set_write_buffer_size(rock_store.opts, rockStoreWriteBufferSize());
-    rocksdb_options_set_max_write_buffer_number(rock_store.opts, 2);
+    rocksdb_options_set_max_write_buffer_number(rock_store.opts, ROCK_MEMTABLES);
     rocksdb_options_set_level_compaction_dynamic_level_bytes(rock_store.opts, 1);
     rocksdb_options_set_level0_file_num_compaction_trigger(rock_store.opts, ROCK_L0_TRIGGER_DEFAULT);
     rocksdb_options_set_optimize_filters_for_hits(rock_store.opts, 1);
@@ -693,6 +695,7 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **er
     if (rock.direct_io) {
         rocksdb_options_set_use_direct_reads(rock_store.opts, 1);
         rocksdb_options_set_use_direct_io_for_flush_and_compaction(rock_store.opts, 1);
+        rocksdb_options_compaction_readahead_size(rock_store.opts, ROCK_COMPACTION_READAHEAD);
     }
 
     /* The live RocksDB is never reopened as it is left (a warm start
@@ -711,14 +714,9 @@ int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **er
     }
 
     if (!reuse) return rockStoreOpenDb(err);
-    /* A warm start's RocksDB opens with its automatic compactions off (set
-     * after the open, they would be scheduled already): the caller turns
-     * them on once it has loaded (rockStoreResumeCompactions()). */
     rocksdb_options_set_error_if_exists(rock_store.opts, 0);
-    rocksdb_options_set_disable_auto_compactions(rock_store.opts, 1);
     int ret = rockStoreOpenDb(err);
     rocksdb_options_set_error_if_exists(rock_store.opts, 1);
-    rocksdb_options_set_disable_auto_compactions(rock_store.opts, 0);
     return ret;
 }
 
@@ -734,9 +732,15 @@ int rockStoreReopen(int reuse, char **err) {
     return C_OK;
 }
 
+/* RocksDB opens, and reopens, with its automatic compactions off (set after
+ * the open, they would be scheduled already): a load usually follows, and
+ * the caller turns them on when it is done (rockStoreResumeCompactions(),
+ * rock.c). */
 static int rockStoreOpenDb(char **err) {
     *err = NULL;
+    rocksdb_options_set_disable_auto_compactions(rock_store.opts, 1);
     rock_store.db = rocksdb_open(rock_store.opts, rock_store.db_path, err);
+    rocksdb_options_set_disable_auto_compactions(rock_store.opts, 0);
     if (*err != NULL) {
         rock_store.db = NULL;
         return C_ERR;
@@ -814,8 +818,9 @@ void rockStoreApplyCacheSize(void) {
     if (rock_store.cache) rocksdb_cache_set_capacity(rock_store.cache, rockStoreCacheSize());
 }
 
-/* Turn RocksDB's automatic compactions on: a warm start's RocksDB opens
- * without them (rockStoreOpen()) and gets them once it has loaded. */
+/* Turn RocksDB's automatic compactions on: RocksDB opens without them
+ * (rockStoreOpenDb()). SetOptions writes a file: the writer thread calls
+ * this (rockWriteRequestCompactions()), not the event loop. */
 void rockStoreResumeCompactions(void) {
     if (!rock_store.db) return;
     char *err = NULL;
@@ -883,7 +888,16 @@ void rockRefreshExternalMemory(void) {
     long long readers = rockStoreProperty("rocksdb.estimate-table-readers-mem");
     /* size-all: with the memtables flushed but still held by an iterator
      * (a fork stream's), which cur-size-all leaves out. */
-    long long sum = rockStoreProperty("rocksdb.size-all-mem-tables") + readers +
+    long long memtables = rockStoreProperty("rocksdb.size-all-mem-tables");
+    /* A load fills the memtables as fast as it reads, and each flush empties
+     * one: counted as they are, they swing maxmemory's room by megabytes
+     * from one refresh to the next, and the load's eviction would sample
+     * the keyspace for the few values still hot to make up each swing.
+     * Counted full while loading, the room follows the keys loaded, and the
+     * value of each makes room for the next (rockLoadingMemoryCheck()). */
+    long long full = (long long)rockStoreWriteBufferSize() * ROCK_MEMTABLES;
+    if (server.loading && memtables < full) memtables = full;
+    long long sum = memtables + readers +
                     (rock_store.cache ? (long long)rocksdb_cache_get_usage(rock_store.cache) : 0);
     rock_external_memory = sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
     rock_table_readers_memory = readers > 0 ? (size_t)readers : 0;

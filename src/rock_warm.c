@@ -60,8 +60,6 @@ static struct {
     int source_lock;  /* that rock-dir's lock, held until its files are linked */
     sds supersedes;   /* ...and the stock RDB its snapshot superseded */
     long long start_us;
-    int compactions_held;   /* RocksDB's compactions wait for the load */
-    long long held_writes;  /* rock_write_stats.writes when they started to */
     long long cp_bytes;     /* the checkpoint's files (rockWarmCron()) */
     long long cp_own_bytes; /* ...of them, the table and blob files the live
                              * RocksDB no longer links (compacted away
@@ -494,27 +492,9 @@ int rockWarmStarting(void) {
     return rock_warm.pair != NULL || rock_warm.aof_start;
 }
 
-/* A warm start's RocksDB opens with the L0 file the stop's memtable flush
- * left, and would compact it at once into a base level as big as the data:
- * on two cores, about as much CPU as the load itself, taken from it
- * (performance.md, bench 11). Nothing reads
- * RocksDB while the snapshot loads, so it opens with its compactions off
- * (rockStoreOpen()), and they start at the end of the load, or as soon as
- * the load writes values to disk itself (hot values over maxmemory): L0
- * must not pile up then. */
-void rockWarmCompactionsRelease(int force) {
-    if (!rock_warm.compactions_held) return;
-    if (!force && server.loading && rock_write_stats.writes == rock_warm.held_writes) return;
-    rock_warm.compactions_held = 0;
-    rockStoreResumeCompactions();
-}
-
 /* rockStartup(), RocksDB open: a warm start's RocksDB holds records. */
 void rockWarmOpened(void) {
-    if (!rockWarmStarting()) return;
-    rockWriteMarkDirty();
-    rock_warm.compactions_held = 1;
-    rock_warm.held_writes = rock_write_stats.writes;
+    if (rockWarmStarting()) rockWriteMarkDirty();
 }
 
 /* loadDataFromDisk() (patch 0042): the file to load, the snapshot on a warm
@@ -542,7 +522,6 @@ void rockStartupRdbLoaded(int ret) {
     serverLog(LL_NOTICE, "rock: warm start done in %.3f s: %lld keys, %lld values reused on disk, %lld records "
               "deleted (keys expired while down)", (double)(ustime() - rock_warm.start_us) / 1e6,
               dbTotalServerKeyCount(), rock_ks_stats.warm_reused, rock_ks_stats.warm_dropped);
-    rockWarmCompactionsRelease(1);
 }
 
 /* Once a second (rockCron()): a stock RDB written since the snapshot this
@@ -886,7 +865,6 @@ int rockWarmAofBaseLoad(rio *rdb, int relinked) {
     rock_snapshot.loading = 0;
     rock_snapshot.pair = NULL;
     rock_warm.aof_loaded = 1;
-    rockWarmCompactionsRelease(1); /* the incr files may write */
     if (ret != C_OK) serverLog(LL_WARNING, "rock: the AOF's base, a keyspace snapshot, failed to load");
     if (ret == C_OK)
         serverLog(LL_NOTICE, "rock: warm start done in %.3f s: the AOF's base, %lld keys, %lld values reused on "

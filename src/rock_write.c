@@ -104,6 +104,7 @@ typedef struct rockWriteBatch {
 #define ROCK_JOB_MEASURE (1 << 1) /* mallinfo2() */
 #define ROCK_JOB_PURGE (1 << 2)   /* jemalloc's dirty pages back */
 #define ROCK_JOB_L0 (1 << 3)      /* RocksDB's L0 trigger set to l0_trigger */
+#define ROCK_JOB_COMPACT (1 << 4) /* RocksDB's automatic compactions turned on */
 
 static struct {
     rockHandoff h;            /* h.queue: rockWriteOp waiting for the writer;
@@ -251,6 +252,12 @@ static void *rockWriterMain(void *arg) {
             rock_wr.jobs &= ~ROCK_JOB_L0;
             pthread_mutex_unlock(&rock_wr.h.lock);
             rockStoreSetL0Trigger(files);
+            continue;
+        }
+        if (jobs & ROCK_JOB_COMPACT) {
+            rock_wr.jobs &= ~ROCK_JOB_COMPACT;
+            pthread_mutex_unlock(&rock_wr.h.lock);
+            rockStoreResumeCompactions();
             continue;
         }
         if (jobs & ROCK_JOB_PURGE) {
@@ -1012,6 +1019,12 @@ void rockWriteRequestPurge(void) {
  * SetOptions call writes a file: not on the event loop). */
 void rockWriteRequestL0Trigger(int files) {
     rockWriteAsk(ROCK_JOB_L0, files);
+}
+
+/* Ask the writer thread to turn RocksDB's automatic compactions on (a
+ * SetOptions call, as above). */
+void rockWriteRequestCompactions(void) {
+    rockWriteAsk(ROCK_JOB_COMPACT, 0);
 }
 
 /* Writes queued or being committed. */

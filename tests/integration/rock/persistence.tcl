@@ -405,44 +405,107 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         r config set maxmemory 0
     }
 
-    test {A load that moves values to disk compacts at RocksDB's load trigger while it runs, not after it} {
+    test {A load over maxmemory moves the value of each key it loads, without sampling the keyspace for others} {
+        # A load's memory is Redis's and RocksDB's: judged by Redis's
+        # alone, keys would load and stay hot while RocksDB's share is over,
+        # and eviction would sample the keyspace for those few values (tens
+        # of keys looked at per value moved at a high cold share). About
+        # one key looked at per value: each key's value makes room for the
+        # next.
         r flushall
         r config set maxmemory 0
-        r debug populate 30000 t 1000
+        r debug populate 300000 t 1000
+        # Cold before the reload, so that no eviction runs before it loads.
+        rock_all_cold r
+        wait_for_condition 500 10 { [rock_field pending_writes] == 0 } else { fail "writes still pending" }
+        # Large enough for RocksDB's memtables to count (rockExternalMemory()).
+        r config set maxmemory 64mb
+        set e0 [getInfoProperty [r info rock] rock_evictions]
+        set s0 [getInfoProperty [r info rock] rock_eviction_samples]
+        r debug reload
+        set moved [expr {[getInfoProperty [r info rock] rock_evictions] - $e0}]
+        set samples [expr {[getInfoProperty [r info rock] rock_eviction_samples] - $s0}]
+        puts "load: $moved values moved, $samples keys sampled"
+        assert_equal 300000 [r dbsize]
+        assert_morethan $moved 200000
+        assert_lessthan $samples [expr {$moved * 3 / 2}]
+        r config set maxmemory 0
+    }
+
+    test {A load that moves values to disk holds RocksDB's compactions until it ends, then drains L0 at the load trigger} {
+        # Compacting while a load runs rewrites a base level as big as the
+        # data loaded so far at every batch of L0 files, on the core the
+        # load needs. Held, L0 passes the load trigger (24 files) and the
+        # files are compacted once the load is over, with the trigger's
+        # slowdown and stop above them meanwhile.
+        r flushall
+        r config set maxmemory 0
+        # Values RDB and RocksDB can't compress: 30,000 of 4 KB, about 120
+        # MB, of which some 90 MB fill about 45 memtables.
+        set pool [rock_random_pool 64 1000]
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < 30000} {incr i} {
+            $rd set k:$i "$i:[lindex $pool [expr {$i % 64}]][lindex $pool [expr {($i / 64) % 64}]][lindex $pool [expr {($i / 7) % 64}]][lindex $pool [expr {($i / 13) % 64}]]"
+        }
+        for {set i 0} {$i < 30000} {incr i} { $rd read }
+        $rd close
         r save
-        r config set maxmemory 10mb
-        r config set key-load-delay 200
+        set digest [r debug digest]
+        # The held L0 files' compaction may take an eighth of maxmemory, at
+        # 64 KB a file: 65 files at 32mb, memtables of 2 MB, room for a file
+        # of 130 MB.
+        r config set maxmemory 32mb
+        r config set key-load-delay 100
         # Clients are served while loading every this many bytes of the
-        # file (its values compress well: about 1 MB in all).
-        r config set loading-process-events-interval-bytes 1024
+        # file.
+        r config set loading-process-events-interval-bytes 65536
         r config rewrite
         # NOSAVE: the RDB just saved loads (a clean stop that saves would
         # start warm, writing nothing).
         restart_server 0 false false 0 nosave
         # INFO is served while loading.
         set c [redis_client]
-        wait_for_condition 200 50 {
+        wait_for_condition 400 50 {
             [getInfoProperty [$c info persistence] loading] eq 1 &&
-            [getInfoProperty [$c info rock] rock_rocksdb_l0_compaction_trigger] == 24
+            [getInfoProperty [$c info rock] rock_rocksdb_l0_compaction_trigger] == 24 &&
+            [getInfoProperty [$c info rock] rock_rocksdb_l0_files] >= 36
         } else {
-            fail "no load trigger while loading: [getInfoProperty [$c info rock] rock_rocksdb_l0_compaction_trigger]"
+            fail "L0 did not pass the load trigger while loading: [getInfoProperty [$c info rock] rock_rocksdb_l0_files] files, trigger [getInfoProperty [$c info rock] rock_rocksdb_l0_compaction_trigger], loading [getInfoProperty [$c info persistence] loading]"
         }
-        wait_for_condition 500 50 {
+        assert_equal 0 [getInfoProperty [$c info rock] rock_rocksdb_write_stopped]
+        wait_for_condition 1000 50 {
             [getInfoProperty [$c info persistence] loading] eq 0
         } else {
             fail "the load never ended"
         }
-        # Back to the trigger for writes, then for reads, once the load is over.
-        wait_for_condition 200 50 {
-            [getInfoProperty [$c info rock] rock_rocksdb_l0_compaction_trigger] < 24
-        } else {
-            fail "the load trigger stayed after the load"
+        # The load's L0 files are compacted at the load trigger, writes
+        # neither slowed nor stopped for them (the trigger for writes, 12,
+        # would stop them at 48 files); then the trigger goes back to the
+        # one for writes, then for reads.
+        set t0 [clock milliseconds]
+        set samples 0
+        while {[clock milliseconds] - $t0 < 20000} {
+            set info [$c info rock]
+            set files [getInfoProperty $info rock_rocksdb_l0_files]
+            set trigger [getInfoProperty $info rock_rocksdb_l0_compaction_trigger]
+            if {$files < 24 && $trigger < 24} break
+            if {$files >= 24} {
+                incr samples
+                assert_equal 24 $trigger
+                assert_equal 0 [getInfoProperty $info rock_rocksdb_write_stopped]
+                assert_equal 0 [getInfoProperty $info rock_rocksdb_delayed_write_rate]
+            }
+            after 20
         }
+        puts "L0 drained in [expr {[clock milliseconds] - $t0}] ms ($samples samples at 24 files or more)"
+        assert_lessthan $files 24
+        assert_lessthan $trigger 24
         $c close
         reconnect
         assert_equal 30000 [r dbsize]
         r config set key-load-delay 0
         r config set loading-process-events-interval-bytes 2097152
+        assert_equal $digest [r debug digest]
         r config set maxmemory 0
         r config rewrite
     }
