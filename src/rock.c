@@ -154,17 +154,19 @@ static void rockPrepareDir(void) {
  * the whole dataset at once, and nothing reads meanwhile: the trigger is
  * ROCK_L0_TRIGGER_LOAD then, with RocksDB's slowdown and stop at 5 and 7.5
  * times it (rockStoreSetL0Trigger()), when rock-dir has room for 8 times
- * its files; and after the load, until fewer L0 files than that are left
- * (a lower trigger's slowdown and stop, under the files the load left,
- * would hold writes back until they are compacted). Checked from the
- * loading path too (no timer runs while loading: rockWriteTick()). */
+ * its files; and after a load whose compactions waited for its end
+ * (rockCompactionsCheck()), until fewer L0 files than that are left (a
+ * lower trigger's slowdown and stop, under the files the load left, would
+ * hold writes back until they are compacted). Checked from the loading
+ * path too (no timer runs while loading: rockWriteTick()). */
 #define ROCK_L0_TRIGGER_READS ROCK_L0_TRIGGER_DEFAULT
 #define ROCK_L0_TRIGGER_WRITES 12
 #define ROCK_L0_TRIGGER_DRAIN 1
 #define ROCK_L0_QUIET_SECS 5
+static int rock_l0_after_load; /* rockCron(): a load ended with its compactions held */
 static void rockTuneL0(void) {
     static long long last_bytes, last_moves;
-    static int quiet, draining, after_load;
+    static int quiet, draining;
     long long bytes = rock_write_stats.write_bytes;
     long long rate = bytes >= last_bytes ? bytes - last_bytes : 0; /* RESETSTAT */
     last_bytes = bytes;
@@ -173,9 +175,8 @@ static void rockTuneL0(void) {
      * lag: values moved out since the last check say it instead. */
     int moving = server.loading && rock_ks_stats.evictions != last_moves;
     last_moves = rock_ks_stats.evictions;
-    if (moving) after_load = 1;
-    else if (after_load && !server.loading && rockStoreL0Files() < ROCK_L0_TRIGGER_LOAD) after_load = 0;
-    int loadlike = server.loading || after_load;
+    if (rock_l0_after_load && rockStoreL0Files() < ROCK_L0_TRIGGER_LOAD) rock_l0_after_load = 0;
+    int after_load = rock_l0_after_load, loadlike = server.loading || after_load;
     int want = rock_l0_trigger, fast = loadlike ? ROCK_L0_TRIGGER_LOAD : ROCK_L0_TRIGGER_WRITES;
     long long wbs = (long long)rockStoreWriteBufferSize(), free_disk = rockWriteDiskFree();
     int room = free_disk < 0 || free_disk - rock.min_free_disk >= (loadlike ? 8 : 2) * fast * wbs;
@@ -277,16 +278,20 @@ static void rockCron(void) {
     }
     rockPurgeCheck();
     rockFloorCron();
-    /* At the end of a load the trigger is set at once, before its L0 files
-     * are compacted (rockTuneL0()). */
-    int load_ended = was_loading && !server.loading;
+    /* At the end of a load whose compactions waited, the trigger is set at
+     * once, before its L0 files are compacted (rockTuneL0()). */
+    int tuned = 0;
+    if (was_loading && !server.loading && rock_compactions_held) {
+        rock_l0_after_load = 1;
+        rockTuneL0();
+        tuned = 1;
+    }
     was_loading = server.loading;
-    if (load_ended) rockTuneL0();
     rockCompactionsCheck();
     if (++ticks % 10 == 0) {
         if (!server.loading) rockWarmCron();
         rockWriteRequestTrim();
-        if (!load_ended) rockTuneL0();
+        if (!tuned) rockTuneL0();
     } else {
         rockWriteRequestMeasure();
     }

@@ -36,7 +36,6 @@ static int rockEvictMovable(robj *o);
 
 #define ROCK_EVICT_SAMPLE_ROUNDS 16   /* sampling rounds before giving up */
 #define ROCK_EVICT_TIME_LIMIT_US 2000 /* per call; the rest waits for the next command */
-#define ROCK_LOAD_SLACK (1024 * 1024)  /* a load's overshoot left to the next key's value */
 
 /* How cold a value is: larger means a better victim. */
 static unsigned long long rockColdness(robj *o) {
@@ -629,16 +628,6 @@ static dictEntry *rockHintEntry(redisDb **dbout) {
     return de;
 }
 
-/* While loading, what the value of the key just loaded did not make up (the
- * key's own memory, RocksDB's filters growing) is left to the following
- * keys' values: finding another value to move means sampling a keyspace
- * where most values are cold already. Bounded, so that what cannot move
- * (values too small) does not pile up: past it, eviction samples. */
-static long long rockLoadSlack(void) {
-    long long slack = (long long)(server.maxmemory / 64);
-    return slack < ROCK_LOAD_SLACK ? slack : ROCK_LOAD_SLACK;
-}
-
 int rockPerformEvictions(void) {
     size_t tofree;
     if (!rock_store.db) return C_ERR;
@@ -691,11 +680,7 @@ int rockPerformEvictions(void) {
          * in RAM when the child started stay. Not those read ahead of
          * their command (they would be read again), and a few entries a
          * call at most (pinned ones go round again). */
-        if (rock_hint_db) {
-            best = rockHintEntry(&bestdb);
-        } else if (server.loading && moved && need - freed <= rockLoadSlack()) {
-            break; /* the next key's value goes in its turn (rockLoadingMemoryCheck()) */
-        }
+        if (rock_hint_db) best = rockHintEntry(&bestdb);
         if (best == NULL && rockChildFirst()) best = rockRingPop(&bestdb, ROCK_CHILD_FIRST_TRIES, 1);
         int latched = rockScanIdle();
         if (best == NULL && rounds < ROCK_EVICT_SAMPLE_ROUNDS && !latched) best = rockSampleDbs(0, &bestdb);
@@ -745,7 +730,6 @@ int rockPerformEvictions(void) {
      * move: the policy. */
     if (rounds < ROCK_EVICT_SAMPLE_ROUNDS) rock_struggling = 0;
     if (freed >= need) return C_OK;
-    if (server.loading && moved && need - freed <= rockLoadSlack()) return C_OK;
     if (timed_out && moved) return ROCK_EVICTIONS_RUNNING;
     if (timed_out && scanning && need - freed <= limit) return ROCK_EVICTIONS_RUNNING;
     /* What is still over the limit may be RocksDB's own memory (memtables,
@@ -762,13 +746,11 @@ int rockPerformEvictions(void) {
  * a temporary one (repl-diskless-load swapdb) stays in RAM, as upstream.
  *
  * The value of the key just loaded goes first: no value has been used yet,
- * and at a high cold share sampling the keyspace for each value costs the
- * event loop tens of keys looked at per value, for a choice as good as
- * random. So the values a load leaves in RAM are the first ones it read;
- * the RDB's LRU/LFU fields steer eviction from then on. Over maxmemory is
- * judged as eviction judges it, RocksDB's memory included: by Redis's own
- * alone, keys would load and stay hot while RocksDB's share is over, and
- * the next call would have to find their values by sampling. */
+ * and at a high cold share sampling the keyspace for each value cost the
+ * load a quarter of the event loop's time (some 30 keys looked at per value
+ * at 96% cold, for a choice as good as random). So the values a load
+ * leaves in RAM are the first ones it read; the RDB's LRU/LFU fields steer
+ * eviction from then on. */
 void rockLoadingMemoryCheck(redisDb *db) {
     rock_scan.idle = 0; /* the keys loaded since a walk are noted nowhere */
     int hint_db;
@@ -776,7 +758,7 @@ void rockLoadingMemoryCheck(redisDb *db) {
     rockLoadingKeyDone(db);
     rockWriteTick(); /* rockCron(), which no timer runs while loading */
     if (!rock_store.db || !server.maxmemory || db < server.db || db >= server.db + server.dbnum) return;
-    if (zmalloc_used_memory() + rockExternalMemory() <= server.maxmemory) return;
+    if (zmalloc_used_memory() <= server.maxmemory) return;
     if (hint && hint_db < server.dbnum) {
         rock_hint_db = server.db + hint_db;
         rock_hint_key = hint;

@@ -157,7 +157,7 @@ static sds rock_load_last;
 static int rock_load_last_db = -1;
 
 static void rockLoadingNoteKey(sds key, int dbid) {
-    if (!server.loading || !server.maxmemory || zmalloc_used_memory() + rockExternalMemory() <= server.maxmemory ||
+    if (!server.loading || !server.maxmemory || zmalloc_used_memory() <= server.maxmemory ||
         !rockLoadingMainDbs())
         return;
     rock_load_last = sdscpylen(rock_load_last ? rock_load_last : sdsempty(), key, sdslen(key));

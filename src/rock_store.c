@@ -888,16 +888,7 @@ void rockRefreshExternalMemory(void) {
     long long readers = rockStoreProperty("rocksdb.estimate-table-readers-mem");
     /* size-all: with the memtables flushed but still held by an iterator
      * (a fork stream's), which cur-size-all leaves out. */
-    long long memtables = rockStoreProperty("rocksdb.size-all-mem-tables");
-    /* A load fills the memtables as fast as it reads, and each flush empties
-     * one: counted as they are, they swing maxmemory's room by megabytes
-     * from one refresh to the next, and the load's eviction would sample
-     * the keyspace for the few values still hot to make up each swing.
-     * Counted full while loading, the room follows the keys loaded, and the
-     * value of each makes room for the next (rockLoadingMemoryCheck()). */
-    long long full = (long long)rockStoreWriteBufferSize() * ROCK_MEMTABLES;
-    if (server.loading && memtables < full) memtables = full;
-    long long sum = memtables + readers +
+    long long sum = rockStoreProperty("rocksdb.size-all-mem-tables") + readers +
                     (rock_store.cache ? (long long)rocksdb_cache_get_usage(rock_store.cache) : 0);
     rock_external_memory = sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
     rock_table_readers_memory = readers > 0 ? (size_t)readers : 0;

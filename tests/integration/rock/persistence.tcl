@@ -405,33 +405,6 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         r config set maxmemory 0
     }
 
-    test {A load over maxmemory moves the value of each key it loads, without sampling the keyspace for others} {
-        # A load's memory is Redis's and RocksDB's: judged by Redis's
-        # alone, keys would load and stay hot while RocksDB's share is over,
-        # and eviction would sample the keyspace for those few values (tens
-        # of keys looked at per value moved at a high cold share). About
-        # one key looked at per value: each key's value makes room for the
-        # next.
-        r flushall
-        r config set maxmemory 0
-        r debug populate 300000 t 1000
-        # Cold before the reload, so that no eviction runs before it loads.
-        rock_all_cold r
-        wait_for_condition 500 10 { [rock_field pending_writes] == 0 } else { fail "writes still pending" }
-        # Large enough for RocksDB's memtables to count (rockExternalMemory()).
-        r config set maxmemory 64mb
-        set e0 [getInfoProperty [r info rock] rock_evictions]
-        set s0 [getInfoProperty [r info rock] rock_eviction_samples]
-        r debug reload
-        set moved [expr {[getInfoProperty [r info rock] rock_evictions] - $e0}]
-        set samples [expr {[getInfoProperty [r info rock] rock_eviction_samples] - $s0}]
-        puts "load: $moved values moved, $samples keys sampled"
-        assert_equal 300000 [r dbsize]
-        assert_morethan $moved 200000
-        assert_lessthan $samples [expr {$moved * 3 / 2}]
-        r config set maxmemory 0
-    }
-
     test {A load that moves values to disk holds RocksDB's compactions until it ends, then drains L0 at the load trigger} {
         # Compacting while a load runs rewrites a base level as big as the
         # data loaded so far at every batch of L0 files, on the core the
