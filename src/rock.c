@@ -222,8 +222,7 @@ static void rockL0TriggerOpened(void) {
  * as long as the load that goes on meanwhile; in the middle of a load once
  * L0 holds rockL0HoldMax() files all the same, or rock-dir lacks the room,
  * over rock-min-free-disk, to compact them (as much again as they hold, at
- * most a memtable each). 4M x 1 KB at maxmemory 400mb, compactions turned
- * on at 160 files: the load 66 s against 60 s without the hold. */
+ * most a memtable each). Figures in write-path.md ("RocksDB setup"). */
 /* Under the load trigger's stop, which holds until they are compacted
  * (rockTuneL0()): writes may be slowed, never stopped, by what a load left. */
 #define ROCK_L0_HOLD_MAX 160

@@ -331,10 +331,10 @@ static inline void rockCleanMarkTouched(dictEntry *ce) {
 void rockStoreInit(void);
 #define ROCK_L0_TRIGGER_DEFAULT 4 /* RocksDB's; rock.c raises it while writes come fast */
 #define ROCK_L0_TRIGGER_LOAD 24   /* rock.c's while a load moves values to disk */
-/* With direct I/O, what a compaction reads ahead in each of its input files
- * (RocksDB's default there, 2 MB a file, is memory outside maxmemory: RSS
- * went 77 MB over its bound while a load's L0 files were compacted at
- * maxmemory 100mb). */
+/* With direct I/O, what a compaction reads ahead in each of its input files:
+ * memory outside maxmemory, for every input file (RocksDB's default there,
+ * 2 MB a file, takes RSS past its bound when a load's L0 files are merged;
+ * write-path.md, "RocksDB setup"). */
 #define ROCK_COMPACTION_READAHEAD (128 * 1024)
 int rockStoreOpen(const char *abs_dir, const char *db_path, int reuse, char **err);
 int rockStoreReopen(int reuse, char **err);
