@@ -373,6 +373,7 @@ long long rockStoreProperty(const char *prop);
 long long rockStoreL0Files(void);
 size_t rockExternalMemory(void);
 size_t rockTableReadersMemory(void);
+size_t rockExternalMemoryProjected(double scale, uint64_t records, double record_bytes);
 void rockRefreshExternalMemory(void);
 void rockStoreReaderInit(void);
 void rockStoreReaderExit(void);
@@ -563,6 +564,8 @@ robj *rockLoadingObjectDone(robj *o, sds key, int dbid);
 void rockLoadingKeyDone(redisDb *db);
 sds rockLoadingTakeLastKey(int *dbid);
 void rockLoadingReset(void);
+void rockLoadingExpectKeys(uint64_t keys);
+long long rockLoadingShareOver(void);
 
 /* rock_compact.c: compacting flushed databases' ranges. */
 void rockCompactStart(void);

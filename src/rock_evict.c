@@ -740,6 +740,19 @@ int rockPerformEvictions(void) {
     return rockNothingMoves();
 }
 
+/* The value of the key just loaded moves out, and only it, when the load's
+ * hot share has no room for it (rockLoadingShareOver()): nothing sampled.
+ * As eviction does, the writer is waited for when its backlog is full. */
+static void rockLoadingMoveHint(void) {
+    if (rockWriteError() || !rockDiskHasRoom()) return;
+    long long limit = rockPendingLimit();
+    while (rockWriteBacklog() >= limit)
+        if (!rockWriteWaitOne() || rockWriteError()) return;
+    redisDb *db;
+    dictEntry *de = rockHintEntry(&db);
+    if (de) rockEvictEntry(db, de);
+}
+
 /* Loading (an RDB, an AOF, a replica's full sync) runs no command, so no
  * eviction: over maxmemory, move values out as keys arrive, so a dataset
  * larger than RAM loads. Only into the live keyspace: a diskless load into
@@ -749,8 +762,9 @@ int rockPerformEvictions(void) {
  * and at a high cold share sampling the keyspace for each value cost the
  * load a quarter of the event loop's time (some 30 keys looked at per value
  * at 96% cold, for a choice as good as random). So the values a load
- * leaves in RAM are the first ones it read; the RDB's LRU/LFU fields steer
- * eviction from then on. */
+ * leaves in RAM are the first ones it read, sized from the start for the
+ * keys still to come when the RDB says how many (rock_load.c, "The load's
+ * hot share"); the RDB's LRU/LFU fields steer eviction from then on. */
 void rockLoadingMemoryCheck(redisDb *db) {
     rock_scan.idle = 0; /* the keys loaded since a walk are noted nowhere */
     int hint_db;
@@ -758,12 +772,12 @@ void rockLoadingMemoryCheck(redisDb *db) {
     rockLoadingKeyDone(db);
     rockWriteTick(); /* rockCron(), which no timer runs while loading */
     if (!rock_store.db || !server.maxmemory || db < server.db || db >= server.db + server.dbnum) return;
-    if (zmalloc_used_memory() <= server.maxmemory) return;
     if (hint && hint_db < server.dbnum) {
         rock_hint_db = server.db + hint_db;
         rock_hint_key = hint;
+        if (rockLoadingShareOver() > 0) rockLoadingMoveHint();
     }
-    rockPerformEvictions();
+    if (zmalloc_used_memory() > server.maxmemory) rockPerformEvictions();
     rock_hint_db = NULL;
 }
 

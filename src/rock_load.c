@@ -1,8 +1,11 @@
-/* rock_load.c -- redis-rock: big collections bigger than RAM while an RDB loads.
+/* rock_load.c -- redis-rock: an RDB load over maxmemory: how many values
+ * stay in RAM, and big collections bigger than RAM.
  *
  * Layer 3 (keyspace; docs/architecture.md, "Layers").
  *
- * Keyspace side (beside eviction, rock_evict.c). Loading (an RDB at start-up,
+ * Keyspace side (beside eviction, rock_evict.c). The load's hot share (the
+ * section of that name below) decides from the RDB's key counts which values
+ * a load keeps in RAM. Loading (an RDB at start-up,
  * DEBUG RELOAD, a replica's full sync, an AOF's RDB preamble) builds each
  * value whole in RAM before its key is added; rockLoadingMemoryCheck() then
  * moves values to disk key by key. A hash, set or sorted set bigger than
@@ -150,16 +153,110 @@ void rockLoadingSpill(robj *o, sds key, int dbid) {
 
 /* rdbLoadObject(): `o` is complete. Returns it, or, when it was spilled,
  * the rest spilled too, its type's cold sentinel (the key is added cold). */
-/* The key rdbLoadObject() loaded last into the server's own databases (a
- * copy, its buffer reused), while over maxmemory: eviction moves its value
- * out first (rockLoadingTakeLastKey()). */
 static sds rock_load_last;
 static int rock_load_last_db = -1;
 
+/* ---------------------------------------------------------------------------
+ * The load's hot share
+ *
+ * Over maxmemory, a load moves out the value of each key it loads, so the
+ * values it leaves in RAM are the first ones it read. The keys still to
+ * come take RAM of their own (a dict entry, the name, a TTL's entry: about
+ * 50-80 bytes each). Counted only as they arrive, they would push the
+ * values kept earlier out one at a time, each found by sampling a keyspace
+ * mostly cold already, and each leaving a hole in a slab of its size class
+ * that nothing refills while loading (active defrag's loading effort moves
+ * a few percent of what it scans). So when the RDB says how many keys are
+ * coming (its RESIZEDB opcode, per database), their room is set aside from
+ * the start: the value of the key just loaded moves out when memory at the
+ * load's end would be over maxmemory with it in RAM, that is Redis's memory
+ * now (less what waits for the writer) + the keys to come at the RAM each
+ * key loaded so far took without its value + RocksDB's memory grown with
+ * the data (rockExternalMemoryProjected()). A key's own RAM is measured
+ * between rockLoadingObjectDone() (its value complete, its name allocated)
+ * and rockLoadingShareSample() (the key added, with its TTL), two calls on
+ * the event loop between which only upstream's adding of the key runs (the
+ * threads' own allocations move the count by a few bytes at most: 39-40
+ * bytes a key measured for 4M keys of 1 KB with no TTL, every time).
+ * ------------------------------------------------------------------------ */
+
+#define ROCK_SHARE_MIN_SAMPLES 64 /* keys measured before the share applies */
+
+static struct {
+    uint64_t expected;     /* keys the RDB announced (RESIZEDB) */
+    uint64_t samples;      /* keys whose own RAM was measured */
+    uint64_t key_bytes;    /* their sum */
+    long long before;      /* used memory at rockLoadingObjectDone(), less the name */
+    long long loaded_bytes;/* server.loading_loaded_bytes last seen (a new load resets it) */
+    long long loaded;      /* keys added by then */
+    int pending;           /* a sample is open */
+} rock_share;
+
+static long long rockLoadingProcessed(void) {
+    return server.rdb_last_load_keys_loaded + server.rdb_last_load_keys_expired;
+}
+
+/* rdbLoadRio(): a RESIZEDB opcode announces `keys` keys of the database
+ * that follows. The first one of a load comes before any key. */
+void rockLoadingExpectKeys(uint64_t keys) {
+    if (!server.loading) return;
+    if (rockLoadingProcessed() == 0) memset(&rock_share, 0, sizeof(rock_share));
+    rock_share.expected += keys;
+}
+
+static void rockLoadingShareOpen(sds key) {
+    rock_share.pending = 0;
+    if (!server.loading || !rock_share.expected) return;
+    rock_share.before = (long long)zmalloc_used_memory() - (long long)sdsZmallocSize(key);
+    rock_share.loaded = server.rdb_last_load_keys_loaded;
+    rock_share.pending = 1;
+}
+
+/* rockLoadingKeyDone(), first: the key of the value rdbLoadObject()
+ * completed last is in (or was dropped). */
+static void rockLoadingShareSample(void) {
+    if (!rock_share.pending) return;
+    rock_share.pending = 0;
+    if (server.rdb_last_load_keys_loaded != rock_share.loaded + 1) return; /* dropped: expired */
+    long long cost = (long long)zmalloc_used_memory() - rock_share.before;
+    if (cost <= 0) return; /* a thread freed more meanwhile: no figure */
+    rock_share.samples++;
+    rock_share.key_bytes += (uint64_t)cost;
+}
+
+/* Bytes by which memory at the load's end would be over maxmemory if the
+ * value of the key just loaded stayed in RAM (0 or less: it stays). 0 when
+ * the RDB did not say how many keys come (an AOF), for a keyspace
+ * snapshot's load (its values in RAM fit at its save), and until enough
+ * keys were measured. */
+long long rockLoadingShareOver(void) {
+    if (server.loading_loaded_bytes < rock_share.loaded_bytes) { /* another load's (an AOF's after its base) */
+        memset(&rock_share, 0, sizeof(rock_share));
+        return 0;
+    }
+    rock_share.loaded_bytes = server.loading_loaded_bytes;
+    if (!rock_share.expected || rock_share.samples < ROCK_SHARE_MIN_SAMPLES || rock_snapshot.loading ||
+        !server.maxmemory)
+        return 0;
+    long long processed = rockLoadingProcessed();
+    long long to_come = (long long)rock_share.expected - processed;
+    if (to_come < 0) to_come = 0;
+    double scale = processed > 0 ? (double)rock_share.expected / (double)processed : 1;
+    /* A record is about as big as the key and value in the RDB. */
+    double record = processed > 0 ? (double)server.loading_loaded_bytes / (double)processed : 0;
+    long long at_end = (long long)zmalloc_used_memory() - rockPendingBytes() +
+                       (long long)((double)to_come * (double)rock_share.key_bytes / (double)rock_share.samples) +
+                       (long long)rockExternalMemoryProjected(scale, rock_share.expected, record);
+    return at_end - (long long)server.maxmemory;
+}
+
+/* The key rdbLoadObject() loaded last into the server's own databases (a
+ * copy, its buffer reused), while over maxmemory or while the load's hot
+ * share applies: eviction moves its value out first
+ * (rockLoadingTakeLastKey()). */
 static void rockLoadingNoteKey(sds key, int dbid) {
-    if (!server.loading || !server.maxmemory || zmalloc_used_memory() <= server.maxmemory ||
-        !rockLoadingMainDbs())
-        return;
+    if (!server.loading || !server.maxmemory || !rockLoadingMainDbs()) return;
+    if (zmalloc_used_memory() <= server.maxmemory && !rock_share.expected) return;
     rock_load_last = sdscpylen(rock_load_last ? rock_load_last : sdsempty(), key, sdslen(key));
     rock_load_last_db = dbid;
 }
@@ -176,8 +273,10 @@ sds rockLoadingTakeLastKey(int *dbid) {
 robj *rockLoadingObjectDone(robj *o, sds key, int dbid) {
     if (o) rockLoadingNoteKey(key, dbid);
     if (o == NULL || rock_load.si == NULL || rock_load.done || rock_load.val != o || rock_load.dbid != dbid ||
-        sdscmp(rock_load.key, key) != 0)
+        sdscmp(rock_load.key, key) != 0) {
+        if (o) rockLoadingShareOpen(key);
         return o;
+    }
     /* A sorted set's rest may have become a listpack (rdbLoadObject()
      * converts small ones after loading): the split format holds the
      * encoding the whole collection has. */
@@ -198,12 +297,14 @@ robj *rockLoadingObjectDone(robj *o, sds key, int dbid) {
     rock_load.val = sentinel;
     decrRefCount(o);
     rock_ks_stats.loading_spills++;
+    rockLoadingShareOpen(key);
     return sentinel;
 }
 
 /* rockLoadingMemoryCheck(), after rdbLoadRio() added the key (or dropped
  * it): count a spilled collection's key cold, or forget it. */
 void rockLoadingKeyDone(redisDb *db) {
+    rockLoadingShareSample();
     rockLoadingPeak();
     rockSnapshotKeyDone(db);
     if (!rock_load.done) return;
@@ -230,4 +331,5 @@ void rockLoadingKeyDone(redisDb *db) {
 /* The dataset is replaced (emptyData()): a spill in progress is void. */
 void rockLoadingReset(void) {
     rockLoadingForget(0);
+    memset(&rock_share, 0, sizeof(rock_share));
 }
