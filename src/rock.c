@@ -447,6 +447,7 @@ static int rockResetStoreFrom(rockStoreFillProc *fill) {
     rockL0TriggerOpened();
     rockCompactionsHold();
     rockSizeToMaxmemory(1);
+    rockRefreshExternalMemory(); /* not the dropped store's figures (a load may follow at once) */
     rockCompactResume();
     rockWriteResume();
     rockReadersResume();

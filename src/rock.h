@@ -373,7 +373,7 @@ long long rockStoreProperty(const char *prop);
 long long rockStoreL0Files(void);
 size_t rockExternalMemory(void);
 size_t rockTableReadersMemory(void);
-size_t rockExternalMemoryProjected(double scale, uint64_t records, double record_bytes);
+size_t rockExternalMemoryProjected(size_t base, double scale, uint64_t records, double record_bytes);
 void rockRefreshExternalMemory(void);
 void rockStoreReaderInit(void);
 void rockStoreReaderExit(void);

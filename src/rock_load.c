@@ -188,6 +188,7 @@ static struct {
     uint64_t key_bytes;    /* their sum */
     long long before;      /* used memory at rockLoadingObjectDone(), less the name */
     long long loaded_bytes;/* server.loading_loaded_bytes last seen (a new load resets it) */
+    size_t readers;        /* RocksDB's table readers' memory at the first RESIZEDB */
     long long loaded;      /* keys added by then */
     int pending;           /* a sample is open */
 } rock_share;
@@ -200,7 +201,10 @@ static long long rockLoadingProcessed(void) {
  * that follows. The first one of a load comes before any key. */
 void rockLoadingExpectKeys(uint64_t keys) {
     if (!server.loading) return;
-    if (rockLoadingProcessed() == 0) memset(&rock_share, 0, sizeof(rock_share));
+    if (rockLoadingProcessed() == 0) {
+        memset(&rock_share, 0, sizeof(rock_share));
+        rock_share.readers = rockTableReadersMemory(); /* files already there (DEBUG RELOAD NOFLUSH) */
+    }
     rock_share.expected += keys;
 }
 
@@ -225,12 +229,14 @@ static void rockLoadingShareSample(void) {
 }
 
 /* Bytes by which memory at the load's end would be over maxmemory if the
- * value of the key just loaded stayed in RAM (0 or less: it stays). 0 when
- * the RDB did not say how many keys come (an AOF), for a keyspace
+ * value of the key just loaded stayed in RAM (0 or less: it stays). Asked
+ * only for keys rdbLoadObject() read (an RDB, an AOF's RDB base, a
+ * RESTORE in an AOF: then no key is to come, and the projection is the
+ * memory now). 0 when no RESIZEDB said how many keys come, for a keyspace
  * snapshot's load (its values in RAM fit at its save), and until enough
  * keys were measured. */
 long long rockLoadingShareOver(void) {
-    if (server.loading_loaded_bytes < rock_share.loaded_bytes) { /* another load's (an AOF's after its base) */
+    if (server.loading_loaded_bytes < rock_share.loaded_bytes) { /* a load that began with no RESIZEDB */
         memset(&rock_share, 0, sizeof(rock_share));
         return 0;
     }
@@ -246,7 +252,7 @@ long long rockLoadingShareOver(void) {
     double record = processed > 0 ? (double)server.loading_loaded_bytes / (double)processed : 0;
     long long at_end = (long long)zmalloc_used_memory() - rockPendingBytes() +
                        (long long)((double)to_come * (double)rock_share.key_bytes / (double)rock_share.samples) +
-                       (long long)rockExternalMemoryProjected(scale, rock_share.expected, record);
+                       (long long)rockExternalMemoryProjected(rock_share.readers, scale, rock_share.expected, record);
     return at_end - (long long)server.maxmemory;
 }
 

@@ -887,6 +887,7 @@ long long rockStoreL0Files(void) {
 static size_t rock_external_memory;
 static size_t rock_table_readers_memory; /* its table readers' part */
 static long long rock_memtables_memory;  /* its memtables' part */
+static long long rock_external_raw;      /* the sum, before the floor */
 
 void rockRefreshExternalMemory(void) {
     long long readers = rockStoreProperty("rocksdb.estimate-table-readers-mem");
@@ -897,11 +898,13 @@ void rockRefreshExternalMemory(void) {
     rock_external_memory = sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
     rock_table_readers_memory = readers > 0 ? (size_t)readers : 0;
     rock_memtables_memory = memtables > 0 ? memtables : 0;
+    rock_external_raw = sum > 0 ? sum : 0;
 }
 
-/* rockExternalMemory() as it will be once RocksDB holds `scale` times the
- * data it holds now, and at least `records` records of `record_bytes` each
- * (a load's end): the table readers grow with the data, the memtables are
+/* rockExternalMemory() as it will be once the table readers added since
+ * they held `base` bytes have grown `scale` times, and hold at least
+ * `records` records of `record_bytes` each (a load's end, `base` its
+ * start's): the table readers grow with the data, the memtables are
  * counted full (a load fills them as fast as it reads, and each flush
  * empties one: as they are, they swing by megabytes from one refresh to the
  * next), the block cache as it is.
@@ -912,16 +915,18 @@ void rockRefreshExternalMemory(void) {
  * a shortened separator key and a block handle). Nothing is on disk yet
  * when a load has to decide what it keeps in RAM, so the records' count
  * gives a floor: 27.4 MB for 3.6M records of 1 KB measured, 29 MB by it. */
-size_t rockExternalMemoryProjected(double scale, uint64_t records, double record_bytes) {
+size_t rockExternalMemoryProjected(size_t base, double scale, uint64_t records, double record_bytes) {
     if (!rock_store.db) return 0;
     long long full = (long long)rockStoreWriteBufferSize() * ROCK_MEMTABLES;
     long long readers = (long long)rock_table_readers_memory;
-    long long sum = (long long)rock_external_memory + ROCK_MEMORY_FLOOR - rock_memtables_memory - readers +
+    long long sum = rock_external_raw - rock_memtables_memory - readers +
                     (rock_memtables_memory > full ? rock_memtables_memory : full);
     double blocks = record_bytes >= ROCK_DATA_BLOCK ? 1 : record_bytes / ROCK_DATA_BLOCK;
+    double added = readers > (long long)base ? (double)(readers - (long long)base) : 0;
     double floor = (double)records * (ROCK_FILTER_BITS / 8.0 + blocks * ROCK_INDEX_ENTRY);
-    double grown = scale > 1 ? scale * (double)readers : (double)readers;
-    sum += (long long)(grown > floor ? grown : floor);
+    double grown = scale > 1 ? scale * added : added;
+    if (grown < floor) grown = floor;
+    sum += (long long)base + (long long)grown;
     return sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
 }
 
