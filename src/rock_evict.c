@@ -759,9 +759,9 @@ static void rockLoadingMoveHint(void) {
  * a temporary one (repl-diskless-load swapdb) stays in RAM, as upstream.
  *
  * The value of the key just loaded goes first: no value has been used yet,
- * and at a high cold share sampling the keyspace for each value cost the
- * load a quarter of the event loop's time (some 30 keys looked at per value
- * at 96% cold, for a choice as good as random). So the values a load
+ * and at a high cold share sampling the keyspace for each value costs the
+ * event loop tens of keys looked at per value, for a choice as good as
+ * random. So the values a load
  * leaves in RAM are the first ones it read, sized from the start for the
  * keys still to come when the RDB says how many (rock_load.c, "The load's
  * hot share"); the RDB's LRU/LFU fields steer eviction from then on. */

@@ -151,8 +151,6 @@ void rockLoadingSpill(robj *o, sds key, int dbid) {
     rockWriteFlush();
 }
 
-/* rdbLoadObject(): `o` is complete. Returns it, or, when it was spilled,
- * the rest spilled too, its type's cold sentinel (the key is added cold). */
 static sds rock_load_last;
 static int rock_load_last_db = -1;
 
@@ -162,7 +160,7 @@ static int rock_load_last_db = -1;
  * Over maxmemory, a load moves out the value of each key it loads, so the
  * values it leaves in RAM are the first ones it read. The keys still to
  * come take RAM of their own (a dict entry, the name, a TTL's entry: about
- * 50-80 bytes each). Counted only as they arrive, they would push the
+ * 40 bytes for a key with no TTL; the dict's table is sized up front). Counted only as they arrive, they would push the
  * values kept earlier out one at a time, each found by sampling a keyspace
  * mostly cold already, and each leaving a hole in a slab of its size class
  * that nothing refills while loading (active defrag's loading effort moves
@@ -176,8 +174,7 @@ static int rock_load_last_db = -1;
  * between rockLoadingObjectDone() (its value complete, its name allocated)
  * and rockLoadingShareSample() (the key added, with its TTL), two calls on
  * the event loop between which only upstream's adding of the key runs (the
- * threads' own allocations move the count by a few bytes at most: 39-40
- * bytes a key measured for 4M keys of 1 KB with no TTL, every time).
+ * threads' own allocations move the count by a few bytes at most).
  * ------------------------------------------------------------------------ */
 
 #define ROCK_SHARE_MIN_SAMPLES 64 /* keys measured before the share applies */
@@ -276,6 +273,8 @@ sds rockLoadingTakeLastKey(int *dbid) {
     return rock_load_last;
 }
 
+/* rdbLoadObject(): `o` is complete. Returns it, or, when it was spilled,
+ * the rest spilled too, its type's cold sentinel (the key is added cold). */
 robj *rockLoadingObjectDone(robj *o, sds key, int dbid) {
     if (o) rockLoadingNoteKey(key, dbid);
     if (o == NULL || rock_load.si == NULL || rock_load.done || rock_load.val != o || rock_load.dbid != dbid ||
