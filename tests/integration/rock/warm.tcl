@@ -437,6 +437,9 @@ start_server {tags {"rock external:skip"} overrides {rock-enabled yes rock-min-v
         for {set i 100} {$i < 1100} {incr i} { r set s:$i [string repeat "before-$i" 50] }
         r hset h f5 before
         assert {[rock_field pending_writes] > 0}
+        # No eviction from here on: the commands below would each move one
+        # more value before the fork, and the pair would hold it.
+        r config set maxmemory 0
         set digest [r debug digest]
         set cold [rock_field cold_keys]
         r config set save {1 1}
