@@ -188,7 +188,12 @@ retry_failed() {
     keep_server_logs "$name"
     for file in "${!files[@]}"; do
         echo "--- $name: re-running $file whole"
-        rerun_clean "$logs/$name.retry-${file//\//_}.log" --clients 1 "${opts[@]}" --single "$file" || return 1
+        if ! rerun_clean "$logs/$name.retry-${file//\//_}.log" --clients 1 "${opts[@]}" --single "$file"; then
+            # CI shows only the tail: say what the re-run itself printed.
+            mapfile -t -O "${#failures[@]}" failures < <(grep -E -A3 '^\[(err|exception)\]:' \
+                "$logs/$name.retry-${file//\//_}.log.plain" 2>/dev/null | head -8 | sed "s/^/$name (re-run of $file): /")
+            return 1
+        fi
         all=1
     done
     [ "$all" -eq 1 ] || return 1
