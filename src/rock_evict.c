@@ -249,11 +249,15 @@ static int rockEvictMovable(robj *o) {
     return !rockIsCold(o) && rockSentinelOf(o) != NULL && !rockValueTooSmall(o, NULL);
 }
 
-/* Would eviction move the value of keyspace entry `de` of `db`, the policy
- * as it is (volatile-*: only keys with a TTL)? */
+/* Would eviction move value `val` of `key` in `db`, the policy as it is
+ * (volatile-*: only keys with a TTL)? */
+int rockEvictWouldMove(redisDb *db, sds key, robj *val) {
+    if (!rockEvictMovable(val)) return 0;
+    return !rockVolatileOnly() || dictFind(db->expires, key) != NULL;
+}
+
 int rockEvictCandidate(redisDb *db, dictEntry *de) {
-    if (!rockEvictMovable(dictGetVal(de))) return 0;
-    return !rockVolatileOnly() || dictFind(db->expires, dictGetKey(de)) != NULL;
+    return rockEvictWouldMove(db, dictGetKey(de), dictGetVal(de));
 }
 
 static void rockRingPush(int dbid, sds key) {
@@ -501,6 +505,14 @@ static size_t rockPolicyMemory(void) {
 
 size_t rockEvictPolicyMemory(void) {
     return rockPolicyMemory();
+}
+
+/* Redis's own memory as the policy counts it, without RocksDB's table
+ * readers: with RocksDB's memory (rockExternalMemory()) what eviction
+ * moves values to keep under maxmemory. */
+size_t rockEvictOwnMemory(void) {
+    size_t used = rockPolicyMemory(), readers = rockTableReadersMemory();
+    return used > readers ? used - readers : 0;
 }
 
 /* How far `used` is over maxmemory once the values pinned for commands

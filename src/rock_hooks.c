@@ -143,8 +143,12 @@ void rockValueAccessedSlow(redisDb *db, robj *key, robj *val, int flags) {
         rock_ks_stats.value_hits_disk++;
         return; /* a stand-in: not the value, nothing for the model */
     }
-    if (rockFreshTake(val)) rock_ks_stats.value_hits_disk++;
-    else rock_ks_stats.value_hits_ram++;
+    if (rockFreshTake(val)) {
+        rock_ks_stats.value_hits_disk++;
+    } else {
+        rock_ks_stats.value_hits_ram++;
+        if (rock_sizing_threshold) rockSizingHitInRam(db, key->ptr, val);
+    }
     uint64_t id;
     if (rockSizingSampled(db->id, key->ptr, &id)) rockSizingAccess(db, key->ptr, val, id);
 }

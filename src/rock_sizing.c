@@ -29,15 +29,19 @@
  *     value_hits_ram + value_hits_disk. The hottest keys of a skewed
  *     workload, which a sample holds or not by chance, hit in every cache but
  *     the smallest and so weigh little on the estimate.
- *   - a maxmemory M leaves M - O for values, O being what stays whatever M
- *     is: the memory eviction counts (rockEvictionMemory()) less the values
- *     in RAM now, estimated from random keys of the keyspace in the
- *     background (rockSizingCron()).
+ *   - a maxmemory M leaves M - O - E(M) for values: O is Redis's own memory
+ *     that stays whatever M is, the memory eviction counts without RocksDB's
+ *     (rockEvictOwnMemory()) less the values in RAM now (their number
+ *     exact, their weight sampled in the background: rockSizingCron()); E(M)
+ *     is RocksDB's memory at M (rockExternalMemoryAt(): its block cache and
+ *     memtables are sized from maxmemory, and eviction keeps both parts
+ *     under it).
  *
  * A written value (a new key, or a value replaced) is in RAM at any
- * maxmemory: it enters every cache. A
- * value under rock-min-value-size (or of a type that never moves) hits at any
- * size. A key seen first at an access enters every cache uncounted (its
+ * maxmemory: it enters every cache. A value eviction would not move (under
+ * rock-min-value-size, of a type that never moves, without a TTL under
+ * volatile-*) hits at any size: those hits are counted exactly, at every
+ * access, not from the sample. A key seen first at an access enters every cache uncounted (its
  * history is unknown). The counts cover the accesses since the last CONFIG
  * RESETSTAT, as value_hits_* do, or since the model last started over
  * (FLUSHALL, SWAPDB, a change of rock-sizing-memory or of the policy's kind,
@@ -73,6 +77,14 @@ typedef struct rockSizingCache {
     double misses;     /* estimated misses of all keys since the reset */
 } rockSizingCache;
 
+/* One cron tick's look at the values in RAM (rockSizingCron()): estimates,
+ * from random keys, of how many values are in RAM, how many of them could
+ * move, their RAM and their hot-clean entries'; and how full the memtables
+ * were. */
+typedef struct rockSizingTick {
+    double in_ram, movable, bytes, entries, fill;
+} rockSizingTick;
+
 static struct {
     size_t memory;          /* bytes allocated for the model (0: off) */
     long long configured;   /* the budget it was built for (rockSizingBudget()) */
@@ -84,15 +96,14 @@ static struct {
     uint64_t bytes;         /* value bytes of the movable sampled keys */
     rockSizingCache cache[ROCK_SIZING_CACHES];
     double share[ROCK_SIZING_CACHES];
-    double movable_accesses;/* estimated accesses to movable values */
+    long long fixed_accesses; /* accesses to values eviction would not move */
     long long sampled;      /* sampled accesses counted */
     long long base;         /* value accesses already counted when it began */
     int lfu;                /* the fields are LFU counters */
     long long every;        /* rock-sizing-sample-every it started with */
     uint64_t rand;
-    double hot[ROCK_SIZING_HOT_TICKS]; /* estimates of the values' RAM, */
-    double hot_missing[ROCK_SIZING_HOT_TICKS]; /* ...and what of it is not */
-    int hot_next, hot_count;           /* one per cron tick (a ring) */
+    rockSizingTick tick[ROCK_SIZING_HOT_TICKS]; /* a ring */
+    int hot_next, hot_count;
     unsigned long long hot_maxmemory;  /* the maxmemory they were taken at */
 } rs;
 
@@ -264,7 +275,7 @@ static size_t rockSizingValueSize(int dbid, sds key, robj *val, int *movable) {
         *movable = 0;
         return sizeof(robj);
     }
-    *movable = rockSentinelOf(val) != NULL && !rockValueTooSmall(val, NULL);
+    *movable = rockEvictWouldMove(server.db + dbid, key, val);
     robj keyobj;
     initStaticStringObject(keyobj, key);
     return objectComputeSize(&keyobj, val, 5, dbid) + rockSizingCleanEntry(key);
@@ -295,7 +306,7 @@ void rockSizingReset(void) {
     rock_sizing_threshold = ROCK_SIZING_ALL / (rock.sizing_sample_every > 0 ? rock.sizing_sample_every : 1);
     rs.every = rock.sizing_sample_every;
     rs.bytes = 0;
-    rs.movable_accesses = 0;
+    rs.fixed_accesses = 0;
     rs.sampled = 0;
     rs.base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
     rs.lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
@@ -306,7 +317,7 @@ void rockSizingReset(void) {
  * reset with them); what the caches hold stays. */
 void rockSizingResetStats(void) {
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) rs.cache[j].misses = 0;
-    rs.movable_accesses = 0;
+    rs.fixed_accesses = 0;
     rs.sampled = 0;
     rs.base = 0;
 }
@@ -389,13 +400,21 @@ void rockSizingAccess(redisDb *db, sds key, robj *val, uint64_t id) {
     rs.sampled++;
     if (!rs.keys[k].movable) return;
     double w = (double)ROCK_SIZING_ALL / (double)rock_sizing_threshold;
-    rs.movable_accesses += w;
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) {
         if (rs.keys[k].members & (1u << j)) continue;
         rs.cache[j].misses += w;
         rockSizingCacheAdd(j, k);
     }
     rockSizingFitAll();
+}
+
+/* Any access (sampled or not) served from RAM: one of a value eviction
+ * would not move is a hit at any maxmemory. Counted exactly, not estimated
+ * from the sample as misses are: the hottest keys weigh most on this share
+ * (the top one of Zipf 0.99 over 200,000 keys takes 8% of the accesses),
+ * and a sample holds them or not by chance. */
+void rockSizingHitInRam(redisDb *db, sds key, robj *val) {
+    if (rs.memory && !rockEvictWouldMove(db, key, val)) rs.fixed_accesses++;
 }
 
 /* Sampled key `key` got a new value `val` (dbAdd(), dbOverwrite()): a value
@@ -476,12 +495,15 @@ int rockSizingReady(const char **why) {
  * with a hot-clean entry: what a value paged in costs, and under memory
  * pressure nearly every value in RAM was paged in), and what of it is not
  * in RAM now: the hot-clean entries of the values written and never moved
- * out. Estimated in the background: every cron tick (rockSizingCron(), 100
- * ms) looks at ROCK_SIZING_HOT_SAMPLES random keys of each db (a fraction of
- * a millisecond), and the estimates are the means of the last
- * ROCK_SIZING_HOT_TICKS ticks' (10 s, up to 10,000 keys a db; started
- * again when maxmemory changes). With no value on disk, every value is in
- * RAM: the model's own total. */
+ * out. How many values are in RAM now is known exactly (keys less cold
+ * ones), as is how many have an entry; what they weigh is sampled in the
+ * background: every cron tick (rockSizingCron(), 100 ms) looks at
+ * ROCK_SIZING_HOT_SAMPLES random keys of each db (a fraction of a
+ * millisecond), and the last ROCK_SIZING_HOT_TICKS ticks (10 s, up to
+ * 10,000 keys a db; started again when maxmemory changes) give the RAM per
+ * value in RAM. Their ratio, not their mean: a tick after a change of
+ * maxmemory sees more or fewer values in RAM than now, each about as heavy.
+ * With no value on disk, every value is in RAM: the model's own total. */
 void rockSizingCron(void) {
     if (rs.memory == 0 || rockColdKeys() == 0) return;
     if (server.maxmemory != rs.hot_maxmemory) {
@@ -489,57 +511,71 @@ void rockSizingCron(void) {
         rs.hot_next = rs.hot_count = 0;
         rs.hot_maxmemory = server.maxmemory;
     }
-    double total = 0, entries = 0, hot = 0;
-    long long clean = 0;
+    rockSizingTick t = {0, 0, 0, 0, rockMemtablesFill()};
     for (int d = 0; d < server.dbnum; d++) {
         dict *dict = server.db[d].dict;
         unsigned long keys = dictSize(dict);
         if (keys == 0) continue;
-        clean += dictSize(rock_ks.dbs[d].clean);
-        double sum = 0, over = 0, n = 0;
+        double sum = 0, over = 0, n = 0, seen = 0;
         int looked;
         for (looked = 0; looked < ROCK_SIZING_HOT_SAMPLES; looked++) {
             dictEntry *de = dictGetFairRandomKey(dict);
             robj *val = dictGetVal(de);
             int movable;
             if (rockIsColdOrPoint(val)) continue;
+            seen++;
             size_t size = rockSizingValueSize(d, dictGetKey(de), val, &movable);
             if (!movable) continue;
             sum += size;
             over += rockSizingCleanEntry(dictGetKey(de));
             n++;
         }
-        total += sum / looked * keys;
-        entries += over / looked * keys;
-        hot += n / looked * keys;
+        t.in_ram += seen / looked * keys;
+        t.movable += n / looked * keys;
+        t.bytes += sum / looked * keys;
+        t.entries += over / looked * keys;
     }
-    /* The values in RAM without an entry: their share of the entries. */
-    double missing = hot > clean ? entries * (hot - clean) / hot : 0;
-    rs.hot[rs.hot_next] = total;
-    rs.hot_missing[rs.hot_next] = missing;
+    rs.tick[rs.hot_next] = t;
     rs.hot_next = (rs.hot_next + 1) % ROCK_SIZING_HOT_TICKS;
     if (rs.hot_count < ROCK_SIZING_HOT_TICKS) rs.hot_count++;
 }
 
-/* Values in RAM now (the model's measure), and what of that is not in RAM. */
-static double rockSizingHotBytes(double values, double *missing) {
+/* Values in RAM now (the model's measure), what of that is not in RAM, and
+ * how full the memtables are. */
+static double rockSizingHotBytes(double values, double *missing, double *fill) {
+    long long clean = 0, keys = 0;
+    for (int d = 0; d < server.dbnum; d++) {
+        clean += dictSize(rock_ks.dbs[d].clean);
+        keys += dictSize(server.db[d].dict);
+    }
     *missing = 0;
+    *fill = rockMemtablesFill();
     if (rockColdKeys() == 0 || rs.hot_count == 0) {
         /* Every value in RAM; those never moved out have no hot-clean entry. */
-        long long clean = 0;
-        for (int d = 0; d < server.dbnum; d++) clean += dictSize(rock_ks.dbs[d].clean);
         double n = rs.n ? (double)rs.n / rockSizingRate() : 0, per = n ? values / n : 0;
         double entry = per > 0 ? (double)(sizeof(dictEntry) + 24) : 0;
         *missing = n > clean ? (n - clean) * entry : 0;
         return values;
     }
-    double sum = 0, miss = 0;
+    rockSizingTick sum = {0, 0, 0, 0, 0};
     for (int i = 0; i < rs.hot_count; i++) {
-        sum += rs.hot[i];
-        miss += rs.hot_missing[i];
+        sum.in_ram += rs.tick[i].in_ram;
+        sum.movable += rs.tick[i].movable;
+        sum.bytes += rs.tick[i].bytes;
+        sum.entries += rs.tick[i].entries;
+        sum.fill += rs.tick[i].fill;
     }
-    *missing = miss / rs.hot_count;
-    return sum / rs.hot_count;
+    *fill = sum.fill / rs.hot_count;
+    double in_ram = (double)(keys - rockColdKeys());
+    if (sum.in_ram == 0) {
+        /* No value in RAM sampled in the window: they weigh as the average. */
+        double n = rs.n ? (double)rs.n / rockSizingRate() : 0;
+        return n > 0 ? in_ram * values / n : 0;
+    }
+    double movable = in_ram * sum.movable / sum.in_ram;
+    /* The movable values in RAM without an entry. */
+    if (sum.movable > 0 && movable > clean) *missing = (movable - clean) * sum.entries / sum.movable;
+    return in_ram * sum.bytes / sum.in_ram;
 }
 
 /* The curve: shares of all value bytes, small to large, and the predicted
@@ -550,7 +586,7 @@ static int rockSizingCurve(double *x, double *r) {
     double a = rockSizingAccesses();
     int n = 0;
     x[n] = 0;
-    r[n++] = 1 - rs.movable_accesses / a;
+    r[n++] = (double)rs.fixed_accesses / a;
     for (int j = ROCK_SIZING_CACHES - 1; j >= 0; j--) {
         x[n] = rs.share[j];
         r[n++] = 1 - rs.cache[j].misses / a;
@@ -565,18 +601,39 @@ static int rockSizingCurve(double *x, double *r) {
     return n;
 }
 
-/* What stays in RAM whatever maxmemory is, and all the values' RAM. */
-static void rockSizingBase(double *fixed, double *values) {
-    *values = (double)rs.bytes / rockSizingRate();
-    double missing, hot = rockSizingHotBytes(*values, &missing);
-    double used = (double)rockEvictionMemory() + missing;
-    *fixed = used > hot ? used - hot : 0;
+/* What the predictions rest on: Redis's memory that stays whatever
+ * maxmemory is (keys, dicts, values that never move, the fixed part), all
+ * the values' RAM, and how full the memtables are on average. */
+typedef struct rockSizingView {
+    double fixed, values, fill;
+} rockSizingView;
+
+static void rockSizingBase(rockSizingView *v) {
+    v->values = (double)rs.bytes / rockSizingRate();
+    double missing, hot = rockSizingHotBytes(v->values, &missing, &v->fill);
+    double used = (double)rockEvictOwnMemory() + missing;
+    v->fixed = used > hot ? used - hot : 0;
 }
 
-/* The predicted share from RAM at `maxmemory` on curve (x, r) of n points,
- * with `fixed` and `values` from rockSizingBase(). */
-static double rockSizingAt(const double *x, const double *r, int n, double fixed, double values, double maxmemory) {
-    double share = (maxmemory - fixed) / values;
+/* What eviction leaves the values at `maxmemory`: it moves values until
+ * Redis's own memory and RocksDB's (its block cache and memtables sized
+ * from maxmemory) are under it. */
+static double rockSizingRoom(const rockSizingView *v, double maxmemory) {
+    if (maxmemory <= 0) return 0;
+    return maxmemory - v->fixed - (double)rockExternalMemoryAt((unsigned long long)maxmemory, v->fill);
+}
+
+/* The maxmemory that leaves `room` for values: RocksDB's memory grows by
+ * at most a fifth of maxmemory's growth, so a few rounds settle it. */
+static double rockSizingSizeFor(const rockSizingView *v, double room) {
+    double m = v->fixed + room;
+    for (int i = 0; i < 8; i++) m = v->fixed + room + (double)rockExternalMemoryAt((unsigned long long)m, v->fill);
+    return m;
+}
+
+/* The predicted share from RAM at `maxmemory` on curve (x, r) of n points. */
+static double rockSizingAt(const double *x, const double *r, int n, const rockSizingView *v, double maxmemory) {
+    double share = rockSizingRoom(v, maxmemory) / v->values;
     if (share <= 0) return r[0];
     if (share >= 1) return 1;
     int i = 0;
@@ -592,31 +649,33 @@ static double rockSizingAt(const double *x, const double *r, int n, double fixed
  * if that is not above lo). Returns the sizes filled or given. One view of
  * the memory for all of them: replies allocate as they are written. */
 int rockSizingPredict(long long lo, long long *m, double *ratio, int n) {
-    double x[ROCK_SIZING_POINTS], r[ROCK_SIZING_POINTS], fixed, values;
+    double x[ROCK_SIZING_POINTS], r[ROCK_SIZING_POINTS];
+    rockSizingView v;
     int points = rockSizingCurve(x, r);
-    rockSizingBase(&fixed, &values);
+    rockSizingBase(&v);
     if (lo > 0) {
-        double hi = ceil(fixed + values);
+        double hi = ceil(rockSizingSizeFor(&v, v.values));
         if (hi <= lo) n = 1;
         for (int i = 0; i < n; i++)
             m[i] = i == n - 1 && n > 1 ? (long long)hi : (long long)(lo * pow(hi / lo, (double)i / (n > 1 ? n - 1 : 1)));
     }
-    for (int i = 0; i < n; i++) ratio[i] = rockSizingAt(x, r, points, fixed, values, (double)m[i]);
+    for (int i = 0; i < n; i++) ratio[i] = rockSizingAt(x, r, points, &v, (double)m[i]);
     return n;
 }
 
 /* The smallest maxmemory predicted to serve `target` of the accesses from
  * RAM (ready only). */
 long long rockSizingFor(double target) {
-    double x[ROCK_SIZING_POINTS], r[ROCK_SIZING_POINTS], fixed, values;
+    double x[ROCK_SIZING_POINTS], r[ROCK_SIZING_POINTS];
+    rockSizingView v;
     int n = rockSizingCurve(x, r);
-    rockSizingBase(&fixed, &values);
-    if (r[0] >= target) return (long long)fixed;
+    rockSizingBase(&v);
+    if (r[0] >= target) return (long long)ceil(rockSizingSizeFor(&v, 0));
     for (int i = 0; i + 1 < n; i++) {
         if (r[i + 1] < target) continue;
         double t = r[i + 1] > r[i] ? (target - r[i]) / (r[i + 1] - r[i]) : 1;
         double share = x[i] == 0 ? t * x[i + 1] : x[i] * pow(x[i + 1] / x[i], t);
-        return (long long)ceil(fixed + share * values);
+        return (long long)ceil(rockSizingSizeFor(&v, share * v.values));
     }
-    return (long long)ceil(fixed + values);
+    return (long long)ceil(rockSizingSizeFor(&v, v.values));
 }

@@ -576,18 +576,26 @@ static void rockCompressionTypes(int mode, int *upper, int *bottom) {
  * hardly at all uniform random ones, and what it takes is RAM the values
  * can't have. Each of the two memtables gets 1/16 (between 2 MB and 16 MB;
  * smaller ones mean many tiny files and much more compaction). */
-size_t rockStoreCacheSize(void) {
+static size_t rockStoreCacheSizeAt(unsigned long long maxmemory) {
     unsigned long long size = rock.block_cache_size;
-    if (server.maxmemory && size > server.maxmemory / 64) size = server.maxmemory / 64;
+    if (maxmemory && size > maxmemory / 64) size = maxmemory / 64;
     if (size < 1024 * 1024) size = 1024 * 1024;
     return (size_t)size;
 }
 
-size_t rockStoreWriteBufferSize(void) {
+static size_t rockStoreWriteBufferSizeAt(unsigned long long maxmemory) {
     unsigned long long size = 16 * 1024 * 1024;
-    if (server.maxmemory && size > server.maxmemory / 16) size = server.maxmemory / 16;
+    if (maxmemory && size > maxmemory / 16) size = maxmemory / 16;
     if (size < 2 * 1024 * 1024) size = 2 * 1024 * 1024;
     return (size_t)size;
+}
+
+size_t rockStoreCacheSize(void) {
+    return rockStoreCacheSizeAt(server.maxmemory);
+}
+
+size_t rockStoreWriteBufferSize(void) {
+    return rockStoreWriteBufferSizeAt(server.maxmemory);
 }
 
 /* Resize RocksDB's memory after a change of maxmemory (checked every 100 ms
@@ -927,6 +935,31 @@ size_t rockExternalMemoryProjected(size_t base, double scale, uint64_t records, 
     double grown = scale > 1 ? scale * added : added;
     if (grown < floor) grown = floor;
     sum += (long long)base + (long long)grown;
+    return sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
+}
+
+/* How full the memtables are now, 0 .. 1 (of ROCK_MEMTABLES full ones). */
+double rockMemtablesFill(void) {
+    if (!rock_store.db) return 0;
+    return (double)rock_memtables_memory / ((double)rockStoreWriteBufferSize() * ROCK_MEMTABLES);
+}
+
+/* rockExternalMemory() as it would be at another `maxmemory`, the workload
+ * the same: the block cache and the memtables are sized from maxmemory
+ * (rockStoreCacheSize(), rockStoreWriteBufferSize()), so at a smaller one
+ * they leave the values more room. The block cache at that size's
+ * capacity when it is about full now (reads keep it full), else as it is;
+ * the memtables at `memtable_fill` of their size there (a mean the caller
+ * keeps: they swing from empty to full between flushes); the table readers
+ * as they are (they grow with the data on disk, about all of it once the
+ * values have moved out). ROCK SIZING's model (rock_sizing.c) asks. */
+size_t rockExternalMemoryAt(unsigned long long maxmemory, double memtable_fill) {
+    if (!rock_store.db) return 0;
+    double cache = rock_store.cache ? (double)rocksdb_cache_get_usage(rock_store.cache) : 0;
+    double capacity = (double)rockStoreCacheSizeAt(maxmemory);
+    if (cache >= 0.9 * (double)rockStoreCacheSize() || cache > capacity) cache = capacity;
+    double sum = cache + memtable_fill * (double)rockStoreWriteBufferSizeAt(maxmemory) * ROCK_MEMTABLES +
+                 (double)rock_table_readers_memory;
     return sum > ROCK_MEMORY_FLOOR ? (size_t)(sum - ROCK_MEMORY_FLOOR) : 0;
 }
 

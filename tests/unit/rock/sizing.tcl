@@ -19,6 +19,18 @@ proc rock_uniform_gets {n count} {
     $rd close
 }
 
+# GETs of the keys in list `keys`, in order, pipelined.
+proc rock_gets {keys} {
+    set rd [redis_deferring_client]
+    set n 0
+    foreach k $keys {
+        $rd get $k
+        if {[incr n] % 100 == 0} { for {set j 0} {$j < 100} {incr j} { $rd read } }
+    }
+    for {set j 0} {$j < $n % 100} {incr j} { $rd read }
+    $rd close
+}
+
 start_server {tags {"rock"} overrides {rock-enabled yes}} {
     test {value_hits: a GET of a value in RAM counts one RAM hit} {
         r config resetstat
@@ -217,6 +229,52 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         lassign [r rock sizing [expr {$mm / 2}] [expr {$mm * 2}] [expr {$mm * 8}]] r_half r_double r_8
         assert {$r_half < $predicted && $predicted < $r_double}
         assert_equal 1 $r_8
+    }
+
+    test {ROCK SIZING at a size that holds no value: the hits on values that can't move, counted exactly} {
+        r flushall
+        r config set maxmemory 0
+        r config set maxmemory-policy allkeys-lru
+        r config set rock-sizing-sample-every 64
+        # 2,000 values that can move and 2,000 under rock-min-value-size.
+        for {set i 0} {$i < 2000} {incr i} {
+            r set k$i [string repeat x 1000]
+            r set small$i abc
+        }
+        # One value takes 40% of the accesses: whether the sample (one key
+        # in 64) holds it or not, an estimate from the sample would be far
+        # off; small values take 20%.
+        set keys {}
+        for {set i 0} {$i < 20000} {incr i} {
+            set u [expr {rand()}]
+            if {$u < 0.4} {
+                lappend keys k0
+            } elseif {$u < 0.6} {
+                lappend keys small[expr {int(rand() * 2000)}]
+            } else {
+                lappend keys k[expr {int(rand() * 2000)}]
+            }
+        }
+        r config resetstat
+        rock_gets $keys
+        set fixed 0
+        foreach k $keys { if {[string match small* $k]} { incr fixed } }
+        set p [lindex [r rock sizing 1] 0]
+        assert {abs($p - double($fixed) / 20000) < 0.002}
+        # volatile-lru moves only values of keys with a TTL: the others hit
+        # at any size.
+        r config set maxmemory-policy volatile-lru
+        for {set i 0} {$i < 1000} {incr i} { r expire k$i 100000 }
+        set keys {}
+        for {set i 0} {$i < 20000} {incr i} { lappend keys k[expr {int(rand() * 2000)}] }
+        r config resetstat
+        rock_gets $keys
+        set fixed 0
+        foreach k $keys { if {[string range $k 1 end] >= 1000} { incr fixed } }
+        set p [lindex [r rock sizing 1] 0]
+        assert {abs($p - double($fixed) / 20000) < 0.002}
+        r config set maxmemory-policy allkeys-lru
+        r config set rock-sizing-sample-every 128
     }
 
     test {ROCK SIZING: the model takes at most a 64th of maxmemory} {
