@@ -713,6 +713,14 @@ void rockCommand(client *c);
  * disk, and feed the sizing model (rock_hooks.c, rockValueAccessedSlow()).
  * Runs at every lookup: the common case -- a command that always reads its
  * keys, a value in RAM, nothing paged in and unused -- stays inline. */
+/* A value in RAM that eviction would move, decided without a call for the
+ * common case (a string of rock-min-value-size or more under an allkeys-*
+ * policy); 0 means "ask rockEvictWouldMove()". */
+static inline int rockSurelyMovable(robj *val) {
+    return val->type == OBJ_STRING && val->encoding == OBJ_ENCODING_RAW &&
+           (server.maxmemory_policy & MAXMEMORY_FLAG_ALLKEYS) && (long long)sdslen(val->ptr) >= rock.min_value_size;
+}
+
 static inline void rockValueAccessed(redisDb *db, robj *key, robj *val, int flags) {
     client *c = rock_ks.executing_client;
     if ((flags & LOOKUP_ROCK_OVERWRITE) || c == NULL || c->cmd == NULL || rock_store.db == NULL) return;
@@ -727,7 +735,7 @@ static inline void rockValueAccessed(redisDb *db, robj *key, robj *val, int flag
         if (rock_ks.ncounted < ROCK_COUNTED_MAX) rock_ks.counted[rock_ks.ncounted++] = val;
         rock_ks_stats.value_hits_ram++;
         uint64_t id;
-        if (rock_sizing_threshold) rockSizingHitInRam(db, key->ptr, val);
+        if (rock_sizing_threshold && !rockSurelyMovable(val)) rockSizingHitInRam(db, key->ptr, val);
         if (rockSizingSampled(db->id, key->ptr, &id)) rockSizingAccess(db, key->ptr, val, id);
         return;
     }

@@ -147,7 +147,7 @@ void rockValueAccessedSlow(redisDb *db, robj *key, robj *val, int flags) {
         rock_ks_stats.value_hits_disk++;
     } else {
         rock_ks_stats.value_hits_ram++;
-        if (rock_sizing_threshold) rockSizingHitInRam(db, key->ptr, val);
+        if (rock_sizing_threshold && !rockSurelyMovable(val)) rockSizingHitInRam(db, key->ptr, val);
     }
     uint64_t id;
     if (rockSizingSampled(db->id, key->ptr, &id)) rockSizingAccess(db, key->ptr, val, id);
