@@ -291,17 +291,20 @@ for spec, policy, workload in itertools.product(VALUES, a.policies.split(","), a
             floor = int(ri.get("rock_maxmemory_floor", "-1"))
             time.sleep(1)  # the background estimate of the values in RAM
             sizes = [int(base * f) for f in FACTORS]
-            for f, v in zip(FACTORS, c.call("ROCK", "SIZING", *sizes)):
-                predicted[f] = float(v)
+            try:
+                for f, v in zip(FACTORS, c.call("ROCK", "SIZING", *sizes)):
+                    predicted[f] = float(v)
+            except RuntimeError as e:
+                log("%s %s %s: no prediction: %s" % (spec, policy, workload, e))
         log("%s %s %s x%g (%d MB): measured %.4f, cold %.1f%%, errors %d" %
             (spec, policy, workload, factor, mm >> 20, measured[factor], results[factor][2], errors))
     stop_server(c, d)
     for factor in FACTORS:
         mm, acc, cold, keys, ppm, errors = results[factor]
-        p = predicted.get(factor)
+        p = predicted.get(factor, float("nan"))
         # The sizes the goal covers: above the floor (no key deleted) and
         # below the dataset with every value in RAM.
-        in_range = "yes" if floor > 0 and mm > floor * 1.02 and mm < used and errors == 0 else "no"
+        in_range = "yes" if floor > 0 and mm > floor * 1.02 and mm < used and errors == 0 and p == p else "no"
         row = ["rock", spec, policy, workload, "%g" % factor, str(mm), "%.4f" % p, "%.4f" % measured[factor],
                "%+.1f" % (100 * (p - measured[factor])), str(acc), "%.1f" % cold, keys, ppm, str(errors),
                in_range]

@@ -478,7 +478,11 @@ int rockSizingReady(const char **why) {
         *why = "the sizing model is off (rock-sizing-memory 0)";
         return 0;
     }
-    if (rs.sampled < ROCK_SIZING_MIN_SAMPLED || rs.bytes == 0 || rockSizingAccesses() == 0) {
+    if (rs.sampled >= ROCK_SIZING_MIN_SAMPLED && rs.bytes == 0) {
+        *why = "no sampled key has a value eviction would move (too small, or without a TTL under volatile-*)";
+        return 0;
+    }
+    if (rs.sampled < ROCK_SIZING_MIN_SAMPLED || rockSizingAccesses() == 0) {
         snprintf(buf, sizeof(buf), "not enough value accesses sampled yet (%lld of %d)", rs.sampled,
                  ROCK_SIZING_MIN_SAMPLED);
         *why = buf;

@@ -273,6 +273,12 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         foreach k $keys { if {[string range $k 1 end] >= 1000} { incr fixed } }
         set p [lindex [r rock sizing 1] 0]
         assert {abs($p - double($fixed) / 20000) < 0.002}
+        # No key left with a TTL: no value can move, and the error says so.
+        for {set i 0} {$i < 1000} {incr i} { r persist k$i }
+        set keys {}
+        for {set i 0} {$i < 2000} {incr i} { lappend keys k$i }
+        rock_gets $keys
+        assert_error {*no sampled key has a value eviction would move*} {r rock sizing 1}
         r config set maxmemory-policy allkeys-lru
         r config set rock-sizing-sample-every 128
     }
