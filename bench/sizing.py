@@ -50,7 +50,7 @@ covers.
 
 Plain sockets (no redis-py): system python3 is enough.
 """
-import argparse, bisect, itertools, os, random, shutil, socket, subprocess, sys, time
+import argparse, atexit, bisect, itertools, os, random, shutil, socket, subprocess, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--bin", default="bin/redis-server")
@@ -160,6 +160,11 @@ def info(c, section):
 
 
 def start_server(d):
+    try:
+        socket.create_connection(("127.0.0.1", a.port)).close()
+        raise RuntimeError("port %d is in use: a server left running would be measured instead" % a.port)
+    except ConnectionRefusedError:
+        pass
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     args = [a.bin, "--port", str(a.port), "--bind", "127.0.0.1", "--dir", d, "--save", "", "--appendonly", "no",
@@ -259,6 +264,8 @@ for spec, policy, workload in itertools.product(VALUES, a.policies.split(","), a
     SIZES = value_sizes(spec)
     d = os.path.abspath(os.path.join(a.dir, "%s-%s-%s" % (spec, policy, workload)))
     c = start_server(d)
+    # A run that stops on an error leaves no server behind on the port.
+    atexit.register(stop_server, c, d)
     c.call("CONFIG", "SET", "maxmemory-policy", policy)
     t0 = time.time()
     load(c, policy.startswith("volatile"))
