@@ -41,16 +41,18 @@ static struct {
     int dbid;              /* database being walked */
     unsigned long cursor;  /* its dictScan cursor */
     size_t movable_bytes;  /* this walk: RAM of the movable values seen, */
+    size_t entry_bytes;    /* the hot-clean entries they would have, */
     long long movable;     /* their number, */
     long long fixed;       /* and values in RAM that can't move */
     double avg_movable;    /* the last complete walk's average movable value */
+    double avg_entry;      /* ...and hot-clean entry */
     long long fixed_done;  /* ...and values that can't move, -1: no walk yet */
     mstime_t warned_ms;    /* the last warning that the policy acts */
     mstime_t seen_nothing_movable;
     unsigned long long maxmemory; /* as last checked */
     int seen_first;
     long long before;      /* the floor at the last tick with that maxmemory */
-} rock_floor = {0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1};
+} rock_floor = {0, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1};
 
 /* A value in RAM: one eviction could move (counted with its RAM, as
  * MEMORY USAGE counts it without the key), or one that stays. */
@@ -66,6 +68,9 @@ static void rockFloorVisit(void *privdata, const dictEntry *de) {
     initStaticStringObject(keyobj, dictGetKey(de));
     rock_floor.movable++;
     rock_floor.movable_bytes += objectComputeSize(&keyobj, o, ROCK_FLOOR_SAMPLES, *dbid);
+    /* A hot-clean entry is a dict entry and a copy of the key, as the
+     * keyspace's own entry is: what it weighs, without a lookup. */
+    rock_floor.entry_bytes += zmalloc_size((void *)de) + zmalloc_size(sdsAllocPtr(dictGetKey(de)));
 }
 
 /* One step of the walk. */
@@ -75,11 +80,14 @@ static void rockFloorWalk(void) {
         if (rock_floor.dbid >= server.dbnum) {
             /* Complete. A walk that met no movable value keeps the last
              * average size (values moving in later are like those). */
-            if (rock_floor.movable) rock_floor.avg_movable = (double)rock_floor.movable_bytes / rock_floor.movable;
+            if (rock_floor.movable) {
+                rock_floor.avg_movable = (double)rock_floor.movable_bytes / rock_floor.movable;
+                rock_floor.avg_entry = (double)rock_floor.entry_bytes / rock_floor.movable;
+            }
             rock_floor.fixed_done = rock_floor.fixed;
             rock_floor.dbid = 0;
             rock_floor.cursor = 0;
-            rock_floor.movable_bytes = 0;
+            rock_floor.movable_bytes = rock_floor.entry_bytes = 0;
             rock_floor.movable = rock_floor.fixed = 0;
             return;
         }
@@ -154,9 +162,16 @@ void rockFloorCron(void) {
 /* The floor now, by the last complete walk; -1 before one completes. */
 long long rockFloor(void) {
     if (rock_floor.fixed_done < 0 || !rock_store.db) return -1;
-    long long keys = 0;
-    for (int j = 0; j < server.dbnum; j++) keys += dictSize(server.db[j].dict);
+    long long keys = 0, clean = 0;
+    for (int j = 0; j < server.dbnum; j++) {
+        keys += dictSize(server.db[j].dict);
+        clean += dictSize(rock_ks.dbs[j].clean);
+    }
     long long hot = keys - rockColdKeys(), movable = hot - rock_floor.fixed_done;
+    /* A value paged in and not modified since has a hot-clean entry, which
+     * goes when the value moves out again: at 500-byte values under memory
+     * pressure, a tenth of what a value in RAM costs. */
+    if (clean > movable) clean = movable > 0 ? movable : 0;
     /* Eviction stops once the total getMaxmemoryState() counts is under
      * maxmemory (RocksDB's memory over its working floor included), and
      * the policy acts only when, with nothing movable, the policy's memory
@@ -164,6 +179,7 @@ long long rockFloor(void) {
      * is where the policy starts. */
     long long readers = (long long)rockTableReadersMemory(), external = (long long)rockExternalMemory();
     long long floor = (long long)rockEvictPolicyMemory() - readers + (external < readers ? external : readers) -
-                      (long long)(movable > 0 ? movable * rock_floor.avg_movable : 0);
+                      (long long)(movable > 0 ? movable * rock_floor.avg_movable : 0) -
+                      (long long)(clean * rock_floor.avg_entry);
     return floor > 0 ? floor : 0;
 }

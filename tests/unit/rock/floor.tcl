@@ -81,6 +81,36 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys
 }
 
 start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
+    test {The maxmemory floor taken with values paged in is the memory once they are all on disk} {
+        set nkeys 60000
+        set floor [rock_floor_populate $nkeys]
+        # Room for about a third of the values; the GETs page values in, so
+        # those in RAM are hot-clean: each has an entry in the hot-clean set
+        # besides its value, and both go when it moves out.
+        r config set maxmemory [expr {int($floor * 3)}]
+        wait_for_condition 100 100 {
+            [rock_field cold_percent] > 50 && [rock_field pending_writes] == 0
+        } else { fail "values did not move: [rock_field cold_percent]% cold" }
+        rock_floor_gets 100000 $nkeys
+        assert_morethan [rock_field hot_clean_keys] 10000
+        # (The walk's average sizes, from rock_floor_populate's walk, hold:
+        # every value is alike.)
+        set taken [rock_field maxmemory_floor]
+        # Every value out (noeviction deletes nothing): the floor is then
+        # what the policy's memory is, nothing left to subtract.
+        r config set maxmemory 1
+        wait_for_condition 100 100 {
+            [rock_field cold_percent] == 100 && [rock_field pending_writes] == 0
+        } else { fail "values did not move: [rock_field cold_percent]% cold" }
+        set empty [rock_field maxmemory_floor]
+        r config set maxmemory 0
+        assert_equal $nkeys [r dbsize]
+        # Left in, the hot-clean entries put the floor 13% over.
+        assert_range $taken [expr {int($empty * 0.97)}] [expr {int($empty * 1.03)}]
+    }
+}
+
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noeviction}} {
     test {Under the maxmemory floor with noeviction: reads are served without sampling, writes refused, and the server says so} {
         set nkeys 60000
         set floor [rock_floor_populate $nkeys]
