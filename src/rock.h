@@ -463,6 +463,7 @@ void rockSizingAccess(redisDb *db, sds key, robj *val, uint64_t id);
 void rockSizingHitInRam(redisDb *db, sds key, robj *val);
 void rockSizingWrite(redisDb *db, sds key, robj *val, uint64_t id);
 void rockSizingRemove(redisDb *db, sds key);
+void rockSizingModified(redisDb *db, sds key);
 void rockSizingReset(void);
 void rockSizingCron(void);
 

@@ -163,7 +163,11 @@ static dictEntry *rockSampleDb(redisDb *db, int clean_only, unsigned long long *
         if (dictSize(rdb->clean)) rockSampleClean(db, volatile_only, &best, best_score);
         return best;
     }
-    long long hot = (long long)dictSize(db->dict) - rdb->cold, clean = (long long)dictSize(rdb->clean);
+    /* Under volatile-* the hot values that could move are those with a
+     * TTL (only those go cold): counting the others would send every call
+     * to the keyspace, whose samples then rarely hold a hot value. */
+    long long hot = (long long)dictSize(d) - rdb->cold, clean = (long long)dictSize(rdb->clean);
+    if (hot < clean) hot = clean;
     if (clean && (hot - clean) * ROCK_EVICT_KEYSPACE_EVERY <= hot) {
         rockSampleClean(db, volatile_only, &best, best_score);
         if (best && ++calls % ROCK_EVICT_KEYSPACE_EVERY) return best;

@@ -293,6 +293,8 @@ void rockKeyModified(redisDb *db, robj *key) {
     if (!rock_store.db) return;
     rockTouched(db, key->ptr);
     rockEvictNoteModified(db, key);
+    /* Under volatile-* a TTL set or removed decides whether a value moves. */
+    if (rock_sizing_threshold && !(server.maxmemory_policy & MAXMEMORY_FLAG_ALLKEYS)) rockSizingModified(db, key->ptr);
     rockDb *rdb = &rock_ks.dbs[db->id];
     if (dictSize(rdb->clean) == 0 || dictFind(rdb->clean, key->ptr) == NULL) return;
     robj *val = dictFetchValue(db->dict, key->ptr);

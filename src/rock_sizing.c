@@ -60,6 +60,7 @@
 #define ROCK_SIZING_HOT_SAMPLES 100     /* random keys per cron tick (100 ms) ... */
 #define ROCK_SIZING_HOT_TICKS 100       /* ...averaged over the last 10 s */
 #define ROCK_SIZING_ALL (1ULL << 32)   /* threshold that samples every key */
+#define ROCK_SIZING_RECHECK 256        /* sampled keys whose TTL may have changed */
 
 typedef struct rockSizingKey {
     uint64_t id;       /* hash of db and name */
@@ -100,12 +101,23 @@ static struct {
     long long sampled;      /* sampled accesses counted */
     long long base;         /* value accesses already counted when it began */
     int lfu;                /* the fields are LFU counters */
+    int volatile_only;      /* only keys with a TTL move (volatile-*) */
     long long every;        /* rock-sizing-sample-every it started with */
     uint64_t rand;
     rockSizingTick tick[ROCK_SIZING_HOT_TICKS]; /* a ring */
     int hot_next, hot_count;
     unsigned long long hot_maxmemory;  /* the maxmemory they were taken at */
 } rs;
+
+/* Sampled keys modified under volatile-*, whether they can move to be
+ * looked at again once their command is done (rockSizingRecheck()): SET
+ * ... EX writes the value (dbAdd()) before its TTL, and EXPIRE, PERSIST
+ * change the TTL alone. */
+static struct {
+    int dbid;
+    sds key;
+} rs_recheck[ROCK_SIZING_RECHECK];
+static int rs_recheck_count;
 
 /* Keys are sampled when (rockSizingHash() & 0xffffffff) < this (rock.h);
  * 0 while the model is off. */
@@ -285,7 +297,17 @@ static size_t rockSizingValueSize(int dbid, sds key, robj *val, int *movable) {
  * Life cycle
  * ------------------------------------------------------------------------ */
 
+static int rockSizingVolatileOnly(void) {
+    return (server.maxmemory_policy & MAXMEMORY_FLAG_ALLKEYS) == 0 &&
+           server.maxmemory_policy != MAXMEMORY_NO_EVICTION;
+}
+
+static void rockSizingRecheckClear(void) {
+    while (rs_recheck_count) sdsfree(rs_recheck[--rs_recheck_count].key);
+}
+
 static void rockSizingFree(void) {
+    rockSizingRecheckClear();
     rock_sizing_threshold = 0;
     zfree(rs.keys);
     zfree(rs.table);
@@ -310,7 +332,9 @@ void rockSizingReset(void) {
     rs.sampled = 0;
     rs.base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
     rs.lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
+    rs.volatile_only = rockSizingVolatileOnly();
     rs.hot_next = rs.hot_count = 0;
+    rockSizingRecheckClear();
 }
 
 /* CONFIG RESETSTAT: the counts start again (the value_hits_* counters are
@@ -371,10 +395,52 @@ void rockSizingConfigure(void) {
  * Input: accesses, writes, deletions
  * ------------------------------------------------------------------------ */
 
-/* The policy changed kind (LRU <-> LFU): the fields kept mean nothing now. */
+/* The policy changed kind (LRU <-> LFU: the fields kept mean nothing now;
+ * allkeys-* <-> volatile-*: what can move is another set): start over. */
 static void rockSizingCheckPolicy(void) {
     int lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
-    if (lfu != rs.lfu) rockSizingReset();
+    if (lfu != rs.lfu || rockSizingVolatileOnly() != rs.volatile_only) rockSizingReset();
+}
+
+/* Whether each key noted by rockSizingModified() can move, now that its
+ * command is done. One written by the command counts as in RAM at any
+ * size (rockSizingWrite()); one on disk keeps its size. */
+static void rockSizingRecheck(void) {
+    while (rs_recheck_count) {
+        int dbid = rs_recheck[--rs_recheck_count].dbid;
+        sds key = rs_recheck[rs_recheck_count].key;
+        uint64_t id;
+        dictEntry *de = dbid < server.dbnum ? dictFind(server.db[dbid].dict, key) : NULL;
+        if (de && rockSizingSampled(dbid, key, &id) && rs.table[rockSizingSlot(id)]) {
+            uint32_t k = rs.table[rockSizingSlot(id)] - 1;
+            robj *val = dictGetVal(de);
+            if (rockIsColdOrPoint(val)) {
+                int ttl = dictFind(server.db[dbid].expires, key) != NULL;
+                rockSizingSetValue(k, rs.keys[k].size, rs.keys[k].size > 0 && (!rs.volatile_only || ttl));
+            } else {
+                int movable;
+                size_t size = rockSizingValueSize(dbid, key, val, &movable);
+                int was = rs.keys[k].movable;
+                rockSizingSetValue(k, size, movable);
+                if (movable && !was) rockSizingResident(k);
+            }
+        }
+        sdsfree(key);
+    }
+    rockSizingFitAll();
+}
+
+/* A command modified sampled-or-not key `key` of `db` under volatile-*
+ * (signalModifiedKey()): if sampled, whether it can move is looked at
+ * again after its command. */
+void rockSizingModified(redisDb *db, sds key) {
+    uint64_t id;
+    if (!rs.memory || !rockSizingVolatileOnly() || !rockSizingSampled(db->id, key, &id)) return;
+    if (rs.table[rockSizingSlot(id)] == 0) return;
+    if (rs_recheck_count == ROCK_SIZING_RECHECK) rockSizingRecheck();
+    rs_recheck[rs_recheck_count].dbid = db->id;
+    rs_recheck[rs_recheck_count].key = sdsdup(key);
+    rs_recheck_count++;
 }
 
 /* A command read the value `val` of sampled key `key` (in RAM now, wherever
@@ -474,6 +540,7 @@ static double rockSizingAccesses(void) {
 
 int rockSizingReady(const char **why) {
     static char buf[128];
+    if (rs.memory) rockSizingRecheck();
     if (rs.memory == 0) {
         *why = "the sizing model is off (rock-sizing-memory 0)";
         return 0;
@@ -509,6 +576,7 @@ int rockSizingReady(const char **why) {
  * maxmemory sees more or fewer values in RAM than now, each about as heavy.
  * With no value on disk, every value is in RAM: the model's own total. */
 void rockSizingCron(void) {
+    if (rs.memory) rockSizingRecheck();
     if (rs.memory == 0 || rockColdKeys() == 0) return;
     if (server.maxmemory != rs.hot_maxmemory) {
         /* What is in RAM changes with maxmemory: start the window again. */

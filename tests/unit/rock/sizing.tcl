@@ -283,6 +283,37 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         r config set rock-sizing-sample-every 128
     }
 
+    test {ROCK SIZING under volatile-lru weighs the values written with a TTL and never read} {
+        r flushall
+        r config set maxmemory 0
+        r config set maxmemory-policy volatile-lru
+        r config set rock-sizing-sample-every 1
+        # SET ... EX adds the value before its TTL: whether it can move is
+        # known once the command is done.
+        for {set i 0} {$i < 10000} {incr i} { r set k$i [string repeat x 800] ex 100000 }
+        set all [s used_memory]
+        r config set maxmemory [expr {$all / 2}]
+        wait_for_condition 100 100 {
+            [dict get [rock_report] cold_keys] > 3000 && [dict get [rock_report] pending_writes] == 0
+        } else {
+            fail "values did not move out: [rock_report]"
+        }
+        # Reads of a fifth of the keys only: the rest are never read again.
+        rock_uniform_gets 2000 20000
+        wait_for_condition 100 100 {
+            [rock_info_field rock_sizing_estimate_ticks] >= 10
+        } else {
+            fail "no estimate of the values in RAM"
+        }
+        # The curve ends at the size that holds every value: what the
+        # dataset took with every value in RAM.
+        set top [lindex [r rock sizing] end 0]
+        assert_range $top [expr {int($all * 0.9)}] [expr {int($all * 1.1)}]
+        r config set maxmemory 0
+        r config set maxmemory-policy allkeys-lru
+        r config set rock-sizing-sample-every 128
+    }
+
     test {ROCK SIZING: the model takes at most a 64th of maxmemory} {
         # A 2 MB maxmemory (the differential test's) must keep its room for
         # data: the default 1 MB model would fill half of it. The bound is
