@@ -306,6 +306,7 @@ for spec, policy, workload in itertools.product(VALUES, a.policies.split(","), a
         log("%s %s %s x%g (%d MB): measured %.4f, cold %.1f%%, errors %d" %
             (spec, policy, workload, factor, mm >> 20, measured[factor], results[factor][2], errors))
     stop_server(c, d)
+    atexit.unregister(stop_server)
     for factor in FACTORS:
         mm, acc, cold, keys, ppm, errors = results[factor]
         p = predicted.get(factor, float("nan"))
