@@ -22,7 +22,10 @@
  *     tier does (rock_evict.c): the coldest of maxmemory-samples random
  *     residents, by the LRU idle time or the LFU counter of the value's own
  *     access field (val->lru after the lookup updated it). Keys stay in RAM
- *     whatever moves, so one field per key serves every cache.
+ *     whatever moves, so one field per key serves every cache. A key weighs
+ *     its value, and in a cache a miss brought it into, the hot-clean entry
+ *     a value paged in has besides (a value written, or never moved out,
+ *     has none).
  *   - a sampled access that misses a cache counts 1/R misses for it (the
  *     Horvitz-Thompson estimate of the misses of all keys); the predicted
  *     share from RAM is 1 - misses / accesses, accesses being the exact
@@ -67,7 +70,9 @@ typedef struct rockSizingKey {
     uint32_t size;     /* RAM bytes of the value when last seen in RAM */
     uint32_t field;    /* its LRU/LFU field */
     uint16_t members;  /* bit j: resident in cache j */
+    uint16_t paged;    /* bit j: ...paged in there (it has a hot-clean entry) */
     uint8_t movable;   /* can move to disk (else: a hit at any size) */
+    uint8_t entry;     /* its hot-clean entry's bytes / 8 */
     uint16_t pos[ROCK_SIZING_CACHES]; /* index in cache j's slots */
 } rockSizingKey;
 
@@ -157,13 +162,21 @@ static void rockSizingSlotDelete(uint32_t i) {
     rs.table[i] = 0;
 }
 
-static void rockSizingCacheAdd(int j, uint32_t k) {
+/* What key k weighs in cache j: its value, and the hot-clean entry a value
+ * paged in also has (one written, or never moved since, has none). */
+static uint64_t rockSizingCost(const rockSizingKey *e, int j) {
+    return e->size + ((e->paged >> j) & 1u) * 8u * e->entry;
+}
+
+/* Key k enters cache j: `paged`, read back from disk (a miss there). */
+static void rockSizingCacheAdd(int j, uint32_t k, int paged) {
     rockSizingCache *c = &rs.cache[j];
     rockSizingKey *e = &rs.keys[k];
     c->slots[c->count] = (uint16_t)k;
     e->pos[j] = (uint16_t)c->count++;
     e->members |= 1u << j;
-    c->used += e->size;
+    if (paged) e->paged |= 1u << j;
+    c->used += rockSizingCost(e, j);
 }
 
 static void rockSizingCacheDel(int j, uint32_t k) {
@@ -172,8 +185,9 @@ static void rockSizingCacheDel(int j, uint32_t k) {
     uint16_t p = e->pos[j], last = c->slots[--c->count];
     c->slots[p] = last;
     rs.keys[last].pos[j] = p;
+    c->used -= rockSizingCost(e, j);
     e->members &= ~(1u << j);
-    c->used -= e->size;
+    e->paged &= ~(1u << j);
 }
 
 /* How cold a field is under the policy: larger goes first (rock_evict.c's
@@ -235,7 +249,7 @@ static void rockSizingSetValue(uint32_t k, size_t size, int movable) {
 static void rockSizingResident(uint32_t k) {
     if (!rs.keys[k].movable) return;
     for (int j = 0; j < ROCK_SIZING_CACHES; j++)
-        if (!(rs.keys[k].members & (1u << j))) rockSizingCacheAdd(j, k);
+        if (!(rs.keys[k].members & (1u << j))) rockSizingCacheAdd(j, k, 0);
 }
 
 /* Take key k (at table slot `slot`) out of the model. */
@@ -264,17 +278,20 @@ static void rockSizingShrink(void) {
     rockSizingFitAll();
 }
 
+static void rockSizingSetEntry(uint32_t k, sds key);
+
 /* A new key at an empty table slot: returns its index. */
-static uint32_t rockSizingNew(uint32_t slot, uint64_t id) {
+static uint32_t rockSizingNew(uint32_t slot, uint64_t id, sds key) {
     uint32_t k = rs.n++;
     memset(&rs.keys[k], 0, sizeof(rs.keys[k]));
     rs.keys[k].id = id;
+    rockSizingSetEntry(k, key);
     rs.table[slot] = k + 1;
     return k;
 }
 
-/* RAM a value takes while hot: the value, and the hot-clean entry a value
- * paged in also costs (a dict entry and a copy of the key). */
+/* The hot-clean entry a value paged in costs besides the value (a dict
+ * entry and a copy of the key). */
 static size_t rockSizingCleanEntry(sds key) {
     return sizeof(dictEntry) + ((sdslen(key) + 3 + 7) & ~(size_t)7);
 }
@@ -290,7 +307,13 @@ static size_t rockSizingValueSize(int dbid, sds key, robj *val, int *movable) {
     *movable = rockEvictWouldMove(server.db + dbid, key, val);
     robj keyobj;
     initStaticStringObject(keyobj, key);
-    return objectComputeSize(&keyobj, val, 5, dbid) + rockSizingCleanEntry(key);
+    return objectComputeSize(&keyobj, val, 5, dbid);
+}
+
+/* Note the hot-clean entry key k's value would have (`key` its name). */
+static void rockSizingSetEntry(uint32_t k, sds key) {
+    size_t entry = (rockSizingCleanEntry(key) + 7) / 8;
+    rs.keys[k].entry = entry > UINT8_MAX ? UINT8_MAX : (uint8_t)entry;
 }
 
 /* ---------------------------------------------------------------------------
@@ -452,7 +475,7 @@ void rockSizingAccess(redisDb *db, sds key, robj *val, uint64_t id) {
     uint32_t slot = rockSizingSlot(id);
     if (rs.table[slot] == 0) {
         /* First seen: its past is unknown; it is in RAM now. */
-        uint32_t k = rockSizingNew(slot, id);
+        uint32_t k = rockSizingNew(slot, id, key);
         rs.keys[k].field = val->lru;
         rockSizingSetValue(k, size, movable);
         rockSizingResident(k);
@@ -469,7 +492,7 @@ void rockSizingAccess(redisDb *db, sds key, robj *val, uint64_t id) {
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) {
         if (rs.keys[k].members & (1u << j)) continue;
         rs.cache[j].misses += w;
-        rockSizingCacheAdd(j, k);
+        rockSizingCacheAdd(j, k, 1);
     }
     rockSizingFitAll();
 }
@@ -490,7 +513,7 @@ void rockSizingWrite(redisDb *db, sds key, robj *val, uint64_t id) {
     if (rockIsColdOrPoint(val)) return; /* RENAME of a cold value: not written */
     rockSizingCheckPolicy();
     uint32_t slot = rockSizingSlot(id);
-    uint32_t k = rs.table[slot] ? rs.table[slot] - 1 : rockSizingNew(slot, id);
+    uint32_t k = rs.table[slot] ? rs.table[slot] - 1 : rockSizingNew(slot, id, key);
     int movable = rockSentinelOf(val) != NULL;
     size_t size = rs.keys[k].size;
     /* A collection is added empty and filled after (dbAdd() from LPUSH,
@@ -562,11 +585,9 @@ int rockSizingReady(const char **why) {
     return 1;
 }
 
-/* The RAM of the movable values in RAM now, in the model's measure (each
- * with a hot-clean entry: what a value paged in costs, and under memory
- * pressure nearly every value in RAM was paged in), and what of it is not
- * in RAM now: the hot-clean entries of the values written and never moved
- * out. How many values are in RAM now is known exactly (keys less cold
+/* The RAM of the movable values in RAM now with their hot-clean entries,
+ * as if every one had an entry, and what of that is not in RAM now: the
+ * entries of the values written and never moved out. How many values are in RAM now is known exactly (keys less cold
  * ones), as is how many have an entry; what they weigh is sampled in the
  * background: every cron tick (rockSizingCron(), 100 ms) looks at
  * ROCK_SIZING_HOT_SAMPLES random keys of each db (a fraction of a
@@ -598,7 +619,7 @@ void rockSizingCron(void) {
             seen++;
             size_t size = rockSizingValueSize(d, dictGetKey(de), val, &movable);
             if (!movable) continue;
-            sum += size;
+            sum += size + rockSizingCleanEntry(dictGetKey(de));
             over += rockSizingCleanEntry(dictGetKey(de));
             n++;
         }
@@ -623,11 +644,10 @@ static double rockSizingHotBytes(double values, double *missing, double *fill) {
     *missing = 0;
     *fill = rockMemtablesFill();
     if (rockColdKeys() == 0 || rs.hot_count == 0) {
-        /* Every value in RAM; those never moved out have no hot-clean entry. */
-        double n = rs.n ? (double)rs.n / rockSizingRate() : 0, per = n ? values / n : 0;
-        double entry = per > 0 ? (double)(sizeof(dictEntry) + 24) : 0;
-        *missing = n > clean ? (n - clean) * entry : 0;
-        return values;
+        /* Every value in RAM, with a hot-clean entry if it was paged in. */
+        double n = rs.n ? (double)rs.n / rockSizingRate() : 0;
+        double entry = n > 0 ? (double)(sizeof(dictEntry) + 24) : 0;
+        return values + (clean < n ? clean : n) * entry;
     }
     rockSizingTick sum = {0, 0, 0, 0, 0};
     for (int i = 0; i < rs.hot_count; i++) {
