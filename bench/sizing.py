@@ -36,7 +36,9 @@ checked):
 Values: --value MIN-MAX (sizes uniform in it), or mix (100, 500, 2000 or
 8000 bytes, a quarter of the keys each). --base-share F sets the base to F x
 used_memory with every value in RAM instead (0.25: "today's maxmemory" holds a
-quarter of the data). Under a volatile-* policy every other key is written
+quarter of the data). --start-maxmemory MB starts the server with that
+maxmemory, the base, so that the dataset is written under it (values move out
+as they are written; list 1 first among the factors to measure there first). Under a volatile-* policy every other key is written
 with a TTL far past the run. A row is in range when its size is above the
 floor (rock_maxmemory_floor at 1 x base, plus 2%), below the dataset with
 every value in RAM, and no key went missing: the sizes the accuracy goal
@@ -68,6 +70,8 @@ ap.add_argument("--seed", type=int, default=29)
 ap.add_argument("--base-share", type=float, default=0,
                 help="base = this share of used_memory with every value in RAM (0: the formula above)")
 ap.add_argument("--extra", default="", help="extra redis-server arguments")
+ap.add_argument("--start-maxmemory", type=int, default=0,
+                help="MB: the server starts with this maxmemory, which is the base (the dataset is written under it)")
 a = ap.parse_args()
 MIX = [100, 500, 2000, 8000]
 VALUES = a.value.split(",")
@@ -169,6 +173,8 @@ def start_server(d):
     os.makedirs(d)
     args = [a.bin, "--port", str(a.port), "--bind", "127.0.0.1", "--dir", d, "--save", "", "--appendonly", "no",
             "--daemonize", "yes", "--logfile", os.path.join(d, "server.log"), "--rock-enabled", "yes"] + a.extra.split()
+    if a.start_maxmemory:
+        args += ["--maxmemory", "%dmb" % a.start_maxmemory]
     subprocess.run(args, check=True)
     for _ in range(300):
         try:
@@ -273,6 +279,12 @@ for spec, policy, workload in itertools.product(VALUES, a.policies.split(","), a
     values = sum(SIZES) + 16 * N  # payloads and their robj headers, about
     fixed = max(used - values, 1)
     base = int(used * a.base_share) if a.base_share > 0 else int(max(fixed + 0.3 * values, 4.4 * fixed))
+    if a.start_maxmemory:
+        # Written under maxmemory: the dataset with every value in RAM is
+        # what is in RAM now and the cold values besides, about.
+        base = a.start_maxmemory << 20
+        cold = int(info(c, "rock")["rock_cold_keys"])
+        used += int(cold * values / N)
     floor = -1
     log("%s %s %s: loaded %d keys in %.0fs, used %d MB, values about %d MB, base %d MB" %
         (spec, policy, workload, N, time.time() - t0, used >> 20, values >> 20, base >> 20))
