@@ -648,6 +648,7 @@ void rockEvictNoteModified(redisDb *db, robj *key);
 void rockLoadingMemoryCheck(redisDb *db);
 size_t rockEvictionMemory(void);
 int rockEvictCandidate(redisDb *db, dictEntry *de);
+int rockVolatileOnly(void);
 int rockEvictWouldMove(redisDb *db, sds key, robj *val);
 size_t rockEvictOwnMemory(void);
 size_t rockEvictPolicyMemory(void);

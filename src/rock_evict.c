@@ -45,7 +45,7 @@ static unsigned long long rockColdness(robj *o) {
 }
 
 /* volatile-* policies move only values of keys with a TTL. */
-static int rockVolatileOnly(void) {
+int rockVolatileOnly(void) {
     return (server.maxmemory_policy & MAXMEMORY_FLAG_ALLKEYS) == 0 &&
            server.maxmemory_policy != MAXMEMORY_NO_EVICTION;
 }

@@ -320,11 +320,6 @@ static void rockSizingSetEntry(uint32_t k, sds key) {
  * Life cycle
  * ------------------------------------------------------------------------ */
 
-static int rockSizingVolatileOnly(void) {
-    return (server.maxmemory_policy & MAXMEMORY_FLAG_ALLKEYS) == 0 &&
-           server.maxmemory_policy != MAXMEMORY_NO_EVICTION;
-}
-
 static void rockSizingRecheckClear(void) {
     while (rs_recheck_count) sdsfree(rs_recheck[--rs_recheck_count].key);
 }
@@ -355,7 +350,7 @@ void rockSizingReset(void) {
     rs.sampled = 0;
     rs.base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
     rs.lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
-    rs.volatile_only = rockSizingVolatileOnly();
+    rs.volatile_only = rockVolatileOnly();
     rs.hot_next = rs.hot_count = 0;
     rockSizingRecheckClear();
 }
@@ -422,7 +417,7 @@ void rockSizingConfigure(void) {
  * allkeys-* <-> volatile-*: what can move is another set): start over. */
 static void rockSizingCheckPolicy(void) {
     int lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
-    if (lfu != rs.lfu || rockSizingVolatileOnly() != rs.volatile_only) rockSizingReset();
+    if (lfu != rs.lfu || rockVolatileOnly() != rs.volatile_only) rockSizingReset();
 }
 
 /* Whether each key noted by rockSizingModified() can move, now that its
@@ -458,7 +453,7 @@ static void rockSizingRecheck(void) {
  * again after its command. */
 void rockSizingModified(redisDb *db, sds key) {
     uint64_t id;
-    if (!rs.memory || !rockSizingVolatileOnly() || !rockSizingSampled(db->id, key, &id)) return;
+    if (!rs.memory || !rockVolatileOnly() || !rockSizingSampled(db->id, key, &id)) return;
     if (rs.table[rockSizingSlot(id)] == 0) return;
     if (rs_recheck_count == ROCK_SIZING_RECHECK) rockSizingRecheck();
     rs_recheck[rs_recheck_count].dbid = db->id;

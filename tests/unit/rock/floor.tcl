@@ -16,17 +16,27 @@ proc rock_floor_gets {n nkeys} {
     exec src/redis-benchmark -h [srv 0 host] -p [srv 0 port] --dbnum 9 -q -t get -r $nkeys -n $n -c 10
 }
 
-# `nkeys` keys of 500 bytes, all in RAM (no maxmemory yet); returns the
-# floor, known once the keyspace walk has gone round (40,000 keys a second):
-# with every value in RAM, far under used_memory.
-proc rock_floor_populate {nkeys} {
+# `nkeys` keys of 500 bytes, all in RAM (no maxmemory yet); with `ttls`,
+# the even ones under a TTL far past the test.
+proc rock_floor_write {nkeys {ttls 0}} {
     set rd [redis_deferring_client]
     for {set i 0} {$i < $nkeys} {incr i} {
-        $rd set [format "key:%012d" $i] [randstring 500 500 alpha]
+        if {$ttls && $i % 2 == 0} {
+            $rd set [format "key:%012d" $i] [randstring 500 500 alpha] ex 100000
+        } else {
+            $rd set [format "key:%012d" $i] [randstring 500 500 alpha]
+        }
         if {$i % 1000 == 999} { for {set j 0} {$j < 1000} {incr j} { $rd read } }
     }
     $rd close
     assert_equal $nkeys [r dbsize]
+}
+
+# rock_floor_write's keys; returns the floor, known once the keyspace walk
+# has gone round (40,000 keys a second): with every value in RAM, far under
+# used_memory.
+proc rock_floor_populate {nkeys} {
+    rock_floor_write $nkeys
     wait_for_condition 100 100 {
         [rock_field maxmemory_floor] > 0
     } else { fail "no floor figure" }
@@ -85,16 +95,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy volatil
         # Every other key with a TTL: only those values move, and the other
         # half of the values stays in RAM whatever maxmemory is.
         set nkeys 40000
-        set rd [redis_deferring_client]
-        for {set i 0} {$i < $nkeys} {incr i} {
-            if {$i % 2} {
-                $rd set [format "key:%012d" $i] [randstring 500 500 alpha]
-            } else {
-                $rd set [format "key:%012d" $i] [randstring 500 500 alpha] ex 100000
-            }
-            if {$i % 1000 == 999} { for {set j 0} {$j < 1000} {incr j} { $rd read } }
-        }
-        $rd close
+        rock_floor_write $nkeys 1
         wait_for_condition 100 100 {
             [rock_field maxmemory_floor] > 0
         } else { fail "no floor figure" }
