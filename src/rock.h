@@ -457,7 +457,7 @@ void rockSplitAdopt(int dbid, sds key, rockSplitInfo *si);
 void rockSplitDrop(int dbid, sds key);
 
 /* rock_sizing.c: the RAM sizing model (ROCK SIZING). */
-extern uint64_t rock_sizing_threshold;
+extern uint64_t rock_sizing_threshold, rock_sizing_fine_threshold;
 void rockSizingConfigure(void);
 void rockSizingAccess(redisDb *db, sds key, robj *val, uint64_t id);
 void rockSizingHitInRam(redisDb *db, sds key, robj *val);
@@ -498,11 +498,12 @@ static inline uint64_t rockSizingHash(int dbid, const unsigned char *p, size_t l
     return h;
 }
 
-/* Is `key` in the model's sample? Sets *id to its hash. */
+/* Is `key` in the model's samples (the denser one of its smallest caches
+ * holds the other)? Sets *id to its hash. */
 static inline int rockSizingSampled(int dbid, sds key, uint64_t *id) {
-    if (rock_sizing_threshold == 0) return 0;
+    if (rock_sizing_fine_threshold == 0) return 0;
     *id = rockSizingHash(dbid, (const unsigned char *)key, sdslen(key));
-    return (*id & 0xffffffffULL) < rock_sizing_threshold;
+    return (*id & 0xffffffffULL) < rock_sizing_fine_threshold;
 }
 
 /* dbAdd() put `val` under a new key (patch 0036): in RAM at any size. */

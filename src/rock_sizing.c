@@ -26,6 +26,14 @@
  *     its value, and in a cache a miss brought it into, the hot-clean entry
  *     a value paged in has besides (a value written, or never moved out,
  *     has none).
+ *   - the ROCK_SIZING_FINE smallest caches are replayed a second time, from
+ *     a sample ROCK_SIZING_FINE_DENSITY times as dense (rockSizingFine):
+ *     at 1 key in 128, the smallest cache follows about 6 keys, and which
+ *     hot keys a sample holds moves its share by 10 points either way. A
+ *     fine cache keeps only its residents (a key out of every cache needs
+ *     no state: its field is in its object), so the denser sample costs
+ *     memory only for what the small caches hold; one that outgrows what
+ *     was allocated for it is not used until the model starts over.
  *   - a sampled access that misses a cache counts 1/R misses for it (the
  *     Horvitz-Thompson estimate of the misses of all keys); the predicted
  *     share from RAM is 1 - misses / accesses, accesses being the exact
@@ -64,6 +72,9 @@
 #define ROCK_SIZING_HOT_TICKS 100       /* ...averaged over the last 10 s */
 #define ROCK_SIZING_ALL (1ULL << 32)   /* threshold that samples every key */
 #define ROCK_SIZING_RECHECK 256        /* sampled keys whose TTL may have changed */
+#define ROCK_SIZING_FINE 6             /* the smallest caches, replayed again ... */
+#define ROCK_SIZING_FINE_DENSITY 16    /* ...from a sample this many times as dense */
+#define ROCK_SIZING_FINE_ROOM 1.5      /* residents allocated per expected resident */
 
 typedef struct rockSizingKey {
     uint64_t id;       /* hash of db and name */
@@ -83,6 +94,35 @@ typedef struct rockSizingCache {
     double misses;     /* estimated misses of all keys since the reset */
 } rockSizingCache;
 
+/* A resident of a fine cache (the key's own entry: it is in no other). */
+typedef struct rockSizingFineKey {
+    uint64_t id;       /* hash of db and name (first: rockSizingIndex) */
+    uint32_t size;     /* RAM bytes of the value */
+    uint32_t field;    /* its LRU/LFU field */
+    uint8_t paged;     /* paged in (it has a hot-clean entry) */
+    uint8_t entry;     /* its hot-clean entry's bytes / 8 */
+} rockSizingFineKey;
+
+/* An open-addressing table of ids (index + 1, 0 empty) over an array of
+ * records whose first field is the id: the sample's keys, and each fine
+ * cache's residents. */
+typedef struct rockSizingIndex {
+    uint32_t *table;
+    uint32_t mask;
+    const void *base;  /* the records */
+    size_t stride;     /* sizeof one */
+} rockSizingIndex;
+
+/* One of the smallest caches again, over the denser sample. */
+typedef struct rockSizingFine {
+    rockSizingFineKey *res; /* the residents */
+    rockSizingIndex index;
+    uint32_t count, max;
+    uint64_t used;     /* their value bytes */
+    double misses;     /* estimated misses of all keys since the reset */
+    int overflowed;    /* outgrew max since the model started: not used */
+} rockSizingFine;
+
 /* One cron tick's look at the values in RAM (rockSizingCron()): estimates,
  * from random keys, of how many values are in RAM, how many of them could
  * move, their RAM and their hot-clean entries'; and how full the memtables
@@ -97,11 +137,11 @@ static struct {
     uint32_t max;           /* keys it holds */
     rockSizingKey *keys;
     uint32_t n;
-    uint32_t *table;        /* open addressing: index + 1, 0 empty */
-    uint32_t mask;
+    rockSizingIndex index;  /* id -> keys[] */
     uint64_t bytes;         /* value bytes of the movable sampled keys */
     rockSizingCache cache[ROCK_SIZING_CACHES];
     double share[ROCK_SIZING_CACHES];
+    rockSizingFine fine[ROCK_SIZING_FINE]; /* fine[f]: cache ROCK_SIZING_CACHES - ROCK_SIZING_FINE + f */
     long long fixed_accesses; /* accesses to values eviction would not move */
     long long sampled;      /* sampled accesses counted */
     long long base;         /* value accesses already counted when it began */
@@ -124,9 +164,15 @@ static struct {
 } rs_recheck[ROCK_SIZING_RECHECK];
 static int rs_recheck_count;
 
-/* Keys are sampled when (rockSizingHash() & 0xffffffff) < this (rock.h);
- * 0 while the model is off. */
+/* Keys are in the sample when (rockSizingHash() & 0xffffffff) < this, and
+ * in the fine caches' denser sample under rock_sizing_fine_threshold (rock.h
+ * asks about that one); 0 while the model is off. */
 uint64_t rock_sizing_threshold;
+uint64_t rock_sizing_fine_threshold;
+
+static int rockSizingInSample(uint64_t id) {
+    return (id & 0xffffffffULL) < rock_sizing_threshold;
+}
 
 /* ---------------------------------------------------------------------------
  * Keys, caches
@@ -139,27 +185,45 @@ static uint32_t rockSizingRandom(uint32_t n) {
     return (uint32_t)(rs.rand % n);
 }
 
+static uint64_t rockSizingIdAt(const rockSizingIndex *x, uint32_t i) {
+    return *(const uint64_t *)((const char *)x->base + (size_t)i * x->stride);
+}
+
 /* The table slot holding `id`, or the empty slot where it would go. */
-static uint32_t rockSizingSlot(uint64_t id) {
-    uint32_t i = (uint32_t)(id >> 32) & rs.mask;
-    while (rs.table[i] && rs.keys[rs.table[i] - 1].id != id) i = (i + 1) & rs.mask;
+static uint32_t rockSizingIndexSlot(const rockSizingIndex *x, uint64_t id) {
+    uint32_t i = (uint32_t)(id >> 32) & x->mask;
+    while (x->table[i] && rockSizingIdAt(x, x->table[i] - 1) != id) i = (i + 1) & x->mask;
     return i;
 }
 
 /* Empty slot i, moving later entries of its run back (no tombstones). */
-static void rockSizingSlotDelete(uint32_t i) {
+static void rockSizingIndexDelete(rockSizingIndex *x, uint32_t i) {
     uint32_t j = i;
     for (;;) {
-        j = (j + 1) & rs.mask;
-        if (rs.table[j] == 0) break;
-        uint32_t home = (uint32_t)(rs.keys[rs.table[j] - 1].id >> 32) & rs.mask;
+        j = (j + 1) & x->mask;
+        if (x->table[j] == 0) break;
+        uint32_t home = (uint32_t)(rockSizingIdAt(x, x->table[j] - 1) >> 32) & x->mask;
         int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
         if (!between) {
-            rs.table[i] = rs.table[j];
+            x->table[i] = x->table[j];
             i = j;
         }
     }
-    rs.table[i] = 0;
+    x->table[i] = 0;
+}
+
+/* A table with room for `max` records at a load of at most a half. */
+static void rockSizingIndexInit(rockSizingIndex *x, const void *base, size_t stride, size_t max) {
+    size_t slots = 1;
+    while (slots < 2 * (max + 1)) slots <<= 1;
+    x->mask = (uint32_t)(slots - 1);
+    x->table = zcalloc(sizeof(uint32_t) * slots);
+    x->base = base;
+    x->stride = stride;
+}
+
+static uint32_t rockSizingSlot(uint64_t id) {
+    return rockSizingIndexSlot(&rs.index, id);
 }
 
 /* What key k weighs in cache j: its value, and the hot-clean entry a value
@@ -202,30 +266,172 @@ static unsigned long long rockSizingColdness(uint32_t field, unsigned int now) {
     return now >= field ? now - field : now + (LRU_CLOCK_MAX - field);
 }
 
+/* The victim among `count` residents, as the tier picks it: the coldest
+ * of maxmemory-samples random ones; field(p, i) is resident i's field. */
+static uint32_t rockSizingVictim(uint32_t count, uint32_t (*field)(const void *p, uint32_t i), const void *p) {
+    int samples = server.maxmemory_samples < 1 ? 1 : server.maxmemory_samples;
+    unsigned int now = LRU_CLOCK();
+    uint32_t best = 0;
+    unsigned long long best_score = 0;
+    for (int s = 0; s < samples; s++) {
+        uint32_t i = rockSizingRandom(count);
+        unsigned long long score = rockSizingColdness(field(p, i), now);
+        if (s == 0 || score > best_score) {
+            best = i;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
+static uint32_t rockSizingCacheField(const void *p, uint32_t i) {
+    return rs.keys[((const rockSizingCache *)p)->slots[i]].field;
+}
+
 /* Evict from cache j until its values fit its share of the bytes. */
 static void rockSizingFit(int j) {
     rockSizingCache *c = &rs.cache[j];
     double cap = rs.share[j] * (double)rs.bytes;
-    if ((double)c->used <= cap) return;
-    int samples = server.maxmemory_samples < 1 ? 1 : server.maxmemory_samples;
-    unsigned int now = LRU_CLOCK();
-    while ((double)c->used > cap && c->count) {
-        uint32_t best = 0;
-        unsigned long long best_score = 0;
-        for (int s = 0; s < samples; s++) {
-            uint32_t k = c->slots[rockSizingRandom(c->count)];
-            unsigned long long score = rockSizingColdness(rs.keys[k].field, now);
-            if (s == 0 || score > best_score) {
-                best = k;
-                best_score = score;
-            }
-        }
-        rockSizingCacheDel(j, best);
-    }
+    while ((double)c->used > cap && c->count)
+        rockSizingCacheDel(j, c->slots[rockSizingVictim(c->count, rockSizingCacheField, c)]);
 }
+
+static void rockSizingFineFitAll(void);
+static size_t rockSizingCleanEntry(sds key);
 
 static void rockSizingFitAll(void) {
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) rockSizingFit(j);
+    rockSizingFineFitAll();
+}
+
+/* ---------------------------------------------------------------------------
+ * Fine caches: the smallest again, over a denser sample
+ * ------------------------------------------------------------------------ */
+
+/* Are the fine caches on? Not when the sample holds every key already. */
+static int rockSizingFineOn(void) {
+    return rs.fine[0].res != NULL && rock_sizing_fine_threshold > rock_sizing_threshold;
+}
+
+static int rockSizingInFine(uint64_t id) {
+    return (id & 0xffffffffULL) < rock_sizing_fine_threshold;
+}
+
+/* The fine caches' bytes stand for all the values' as the sample's do,
+ * at their own rate: cache j's share of the sample's bytes, that many
+ * times over. */
+static double rockSizingFineCap(int f) {
+    double density = (double)rock_sizing_fine_threshold / (double)rock_sizing_threshold;
+    return rs.share[ROCK_SIZING_CACHES - ROCK_SIZING_FINE + f] * (double)rs.bytes * density;
+}
+
+static uint64_t rockSizingFineCost(const rockSizingFineKey *e) {
+    return e->size + (uint64_t)e->paged * 8u * e->entry;
+}
+
+/* Take the resident at table slot `slot` out of fine cache c. */
+static void rockSizingFineDel(rockSizingFine *c, uint32_t slot) {
+    uint32_t i = c->index.table[slot] - 1, last = --c->count;
+    c->used -= rockSizingFineCost(&c->res[i]);
+    rockSizingIndexDelete(&c->index, slot);
+    if (i != last) {
+        c->index.table[rockSizingIndexSlot(&c->index, c->res[last].id)] = i + 1;
+        c->res[i] = c->res[last];
+    }
+}
+
+static uint32_t rockSizingFineField(const void *p, uint32_t i) {
+    return ((const rockSizingFine *)p)->res[i].field;
+}
+
+static void rockSizingFineFitAll(void) {
+    if (!rockSizingFineOn()) return;
+    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
+        rockSizingFine *c = &rs.fine[f];
+        double cap = rockSizingFineCap(f);
+        while ((double)c->used > cap && c->count) {
+            uint32_t i = rockSizingVictim(c->count, rockSizingFineField, c);
+            rockSizingFineDel(c, rockSizingIndexSlot(&c->index, c->res[i].id));
+        }
+    }
+}
+
+/* Fine-sample key `id` (named `key`) was read or written: its value, of
+ * `size` bytes and access field `field`, is in RAM now. A key each cache
+ * holds gets its new size and field, or leaves it if it cannot move (it
+ * hits at any size); one it does not hold enters it, on a read as a miss
+ * (`miss`), on a write without (a value written is in RAM at any size, and
+ * has no hot-clean entry). With `enter` 0, only what the caches hold is
+ * changed. */
+static void rockSizingFineSeen(uint64_t id, sds key, size_t size, int movable, uint32_t field, int enter, int miss) {
+    if (!rockSizingFineOn() || !rockSizingInFine(id)) return;
+    if (size > UINT32_MAX) size = UINT32_MAX;
+    double w = (double)ROCK_SIZING_ALL / (double)rock_sizing_fine_threshold;
+    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
+        rockSizingFine *c = &rs.fine[f];
+        uint32_t slot = rockSizingIndexSlot(&c->index, id);
+        if (c->index.table[slot]) {
+            rockSizingFineKey *e = &c->res[c->index.table[slot] - 1];
+            if (!movable) {
+                rockSizingFineDel(c, slot);
+                continue;
+            }
+            c->used -= rockSizingFineCost(e);
+            e->size = (uint32_t)size;
+            e->field = field;
+            c->used += rockSizingFineCost(e);
+            continue;
+        }
+        if (!enter || !movable) continue;
+        if (miss) c->misses += w;
+        if (c->count == c->max) {
+            c->overflowed = 1;
+            continue;
+        }
+        rockSizingFineKey *e = &c->res[c->count];
+        e->id = id;
+        e->size = (uint32_t)size;
+        e->field = field;
+        e->paged = miss != 0;
+        size_t entry = (rockSizingCleanEntry(key) + 7) / 8;
+        e->entry = entry > UINT8_MAX ? UINT8_MAX : (uint8_t)entry;
+        c->index.table[slot] = ++c->count;
+        c->used += rockSizingFineCost(e);
+    }
+    rockSizingFineFitAll();
+}
+
+/* Key `id` left the keyspace, or the fine sample. */
+static void rockSizingFineForget(uint64_t id) {
+    if (!rs.fine[0].res) return;
+    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
+        rockSizingFine *c = &rs.fine[f];
+        uint32_t slot = rockSizingIndexSlot(&c->index, id);
+        if (c->index.table[slot]) rockSizingFineDel(c, slot);
+    }
+}
+
+/* The sample's threshold changed (a reset, or a shrink): the fine
+ * sample's follows it, and its keys above it leave. Caches that missed the
+ * accesses of a time they were off are not used until the next start. */
+static void rockSizingFineThreshold(void) {
+    int was_on = rockSizingFineOn();
+    uint64_t t = rock_sizing_threshold * ROCK_SIZING_FINE_DENSITY;
+    rock_sizing_fine_threshold = t < ROCK_SIZING_ALL ? t : ROCK_SIZING_ALL;
+    if (!rs.fine[0].res) return;
+    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
+        rockSizingFine *c = &rs.fine[f];
+        for (uint32_t i = c->count; i-- > 0;)
+            if (!rockSizingInFine(c->res[i].id)) rockSizingFineDel(c, rockSizingIndexSlot(&c->index, c->res[i].id));
+        if (!was_on && rockSizingFineOn() && rs.sampled) c->overflowed = 1;
+    }
+}
+
+/* Misses of cache j: its fine cache's estimate where there is one. */
+static double rockSizingMisses(int j) {
+    int f = j - (ROCK_SIZING_CACHES - ROCK_SIZING_FINE);
+    if (f >= 0 && rockSizingFineOn() && !rs.fine[f].overflowed) return rs.fine[f].misses;
+    return rs.cache[j].misses;
 }
 
 /* Change what key k's value weighs. */
@@ -255,11 +461,11 @@ static void rockSizingResident(uint32_t k) {
 /* Take key k (at table slot `slot`) out of the model. */
 static void rockSizingDrop(uint32_t k, uint32_t slot) {
     rockSizingSetValue(k, 0, 0); /* out of every cache and of the bytes */
-    rockSizingSlotDelete(slot);
+    rockSizingIndexDelete(&rs.index, slot);
     uint32_t last = --rs.n;
     if (k != last) {
         rs.keys[k] = rs.keys[last];
-        rs.table[rockSizingSlot(rs.keys[k].id)] = k + 1;
+        rs.index.table[rockSizingSlot(rs.keys[k].id)] = k + 1;
         for (int j = 0; j < ROCK_SIZING_CACHES; j++)
             if (rs.keys[k].members & (1u << j)) rs.cache[j].slots[rs.keys[k].pos[j]] = (uint16_t)k;
     }
@@ -271,6 +477,7 @@ static void rockSizingShrink(void) {
     while (rs.n > rs.max) {
         rock_sizing_threshold = rock_sizing_threshold * 3 / 4;
         if (rock_sizing_threshold == 0) rock_sizing_threshold = 1;
+        rockSizingFineThreshold();
         for (uint32_t k = rs.n; k-- > 0;) {
             if ((rs.keys[k].id & 0xffffffffULL) >= rock_sizing_threshold) rockSizingDrop(k, rockSizingSlot(rs.keys[k].id));
         }
@@ -286,7 +493,7 @@ static uint32_t rockSizingNew(uint32_t slot, uint64_t id, sds key) {
     memset(&rs.keys[k], 0, sizeof(rs.keys[k]));
     rs.keys[k].id = id;
     rockSizingSetEntry(k, key);
-    rs.table[slot] = k + 1;
+    rs.index.table[slot] = k + 1;
     return k;
 }
 
@@ -326,10 +533,14 @@ static void rockSizingRecheckClear(void) {
 
 static void rockSizingFree(void) {
     rockSizingRecheckClear();
-    rock_sizing_threshold = 0;
+    rock_sizing_threshold = rock_sizing_fine_threshold = 0;
     zfree(rs.keys);
-    zfree(rs.table);
+    zfree(rs.index.table);
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) zfree(rs.cache[j].slots);
+    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
+        zfree(rs.fine[f].res);
+        zfree(rs.fine[f].index.table);
+    }
     memset(&rs, 0, sizeof(rs));
 }
 
@@ -337,11 +548,19 @@ static void rockSizingFree(void) {
 void rockSizingReset(void) {
     if (rs.memory == 0) return;
     rs.n = 0;
-    memset(rs.table, 0, sizeof(uint32_t) * (rs.mask + 1));
+    memset(rs.index.table, 0, sizeof(uint32_t) * (rs.index.mask + 1));
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) {
         rs.cache[j].count = 0;
         rs.cache[j].used = 0;
         rs.cache[j].misses = 0;
+    }
+    for (int f = 0; f < ROCK_SIZING_FINE && rs.fine[f].res; f++) {
+        rockSizingFine *c = &rs.fine[f];
+        memset(c->index.table, 0, sizeof(uint32_t) * (c->index.mask + 1));
+        c->count = 0;
+        c->used = 0;
+        c->misses = 0;
+        c->overflowed = 0;
     }
     rock_sizing_threshold = ROCK_SIZING_ALL / (rock.sizing_sample_every > 0 ? rock.sizing_sample_every : 1);
     rs.every = rock.sizing_sample_every;
@@ -353,12 +572,14 @@ void rockSizingReset(void) {
     rs.volatile_only = rockVolatileOnly();
     rs.hot_next = rs.hot_count = 0;
     rockSizingRecheckClear();
+    rockSizingFineThreshold();
 }
 
 /* CONFIG RESETSTAT: the counts start again (the value_hits_* counters are
  * reset with them); what the caches hold stays. */
 void rockSizingResetStats(void) {
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) rs.cache[j].misses = 0;
+    for (int f = 0; f < ROCK_SIZING_FINE; f++) rs.fine[f].misses = 0;
     rs.fixed_accesses = 0;
     rs.sampled = 0;
     rs.base = 0;
@@ -388,21 +609,33 @@ void rockSizingConfigure(void) {
     rockSizingFree();
     rs.configured = budget;
     if (budget == 0) return;
-    size_t per = sizeof(rockSizingKey) + ROCK_SIZING_CACHES * sizeof(uint16_t) + 4 * sizeof(uint32_t);
+    /* Per key of the sample: its record, its positions, its table slots,
+     * and the fine caches' residents it stands for (each with up to four
+     * table slots). */
+    double fine_per = 0;
+    for (int j = ROCK_SIZING_CACHES - ROCK_SIZING_FINE; j < ROCK_SIZING_CACHES; j++)
+        fine_per += ROCK_SIZING_FINE_ROOM * ROCK_SIZING_FINE_DENSITY * exp2(-ROCK_SIZING_SHARE_STEP * (j + 1));
+    size_t per = sizeof(rockSizingKey) + ROCK_SIZING_CACHES * sizeof(uint16_t) + 4 * sizeof(uint32_t) +
+                 (size_t)ceil(fine_per * (sizeof(rockSizingFineKey) + 4 * sizeof(uint32_t)));
     size_t max = (size_t)budget / per;
     if (max < ROCK_SIZING_MIN_KEYS) max = ROCK_SIZING_MIN_KEYS;
     if (max > ROCK_SIZING_MAX_KEYS) max = ROCK_SIZING_MAX_KEYS;
     rs.max = (uint32_t)max;
-    size_t slots = 1;
-    while (slots < 2 * (max + 1)) slots <<= 1;
-    rs.mask = (uint32_t)(slots - 1);
     rs.keys = zmalloc(sizeof(rockSizingKey) * (max + 1));
-    rs.table = zmalloc(sizeof(uint32_t) * slots);
-    rs.memory = zmalloc_size(rs.keys) + zmalloc_size(rs.table);
+    rockSizingIndexInit(&rs.index, rs.keys, sizeof(rockSizingKey), max);
+    rs.memory = zmalloc_size(rs.keys) + zmalloc_size(rs.index.table);
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) {
         rs.cache[j].slots = zmalloc(sizeof(uint16_t) * (max + 1));
         rs.memory += zmalloc_size(rs.cache[j].slots);
         rs.share[j] = exp2(-ROCK_SIZING_SHARE_STEP * (j + 1));
+    }
+    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
+        rockSizingFine *c = &rs.fine[f];
+        double expected = rs.share[ROCK_SIZING_CACHES - ROCK_SIZING_FINE + f] * ROCK_SIZING_FINE_DENSITY * max;
+        c->max = (uint32_t)ceil(ROCK_SIZING_FINE_ROOM * expected) + 16;
+        c->res = zmalloc(sizeof(rockSizingFineKey) * c->max);
+        rockSizingIndexInit(&c->index, c->res, sizeof(rockSizingFineKey), c->max);
+        rs.memory += zmalloc_size(c->res) + zmalloc_size(c->index.table);
     }
     rs.rand = 0x2545F4914F6CDD1DULL;
     rs.configured = budget;
@@ -429,8 +662,13 @@ static void rockSizingRecheck(void) {
         sds key = rs_recheck[rs_recheck_count].key;
         uint64_t id;
         dictEntry *de = dbid < server.dbnum ? dictFind(server.db[dbid].dict, key) : NULL;
-        if (de && rockSizingSampled(dbid, key, &id) && rs.table[rockSizingSlot(id)]) {
-            uint32_t k = rs.table[rockSizingSlot(id)] - 1;
+        if (de && rockSizingSampled(dbid, key, &id) && !rockIsColdOrPoint(dictGetVal(de))) {
+            int movable;
+            size_t size = rockSizingValueSize(dbid, key, dictGetVal(de), &movable);
+            rockSizingFineSeen(id, key, size, movable, ((robj *)dictGetVal(de))->lru, 0, 0);
+        }
+        if (de && rockSizingSampled(dbid, key, &id) && rs.index.table[rockSizingSlot(id)]) {
+            uint32_t k = rs.index.table[rockSizingSlot(id)] - 1;
             robj *val = dictGetVal(de);
             if (rockIsColdOrPoint(val)) {
                 int ttl = dictFind(server.db[dbid].expires, key) != NULL;
@@ -454,7 +692,7 @@ static void rockSizingRecheck(void) {
 void rockSizingModified(redisDb *db, sds key) {
     uint64_t id;
     if (!rs.memory || !rockVolatileOnly() || !rockSizingSampled(db->id, key, &id)) return;
-    if (rs.table[rockSizingSlot(id)] == 0) return;
+    if (rs.index.table[rockSizingSlot(id)] == 0 && !rockSizingFineOn()) return;
     if (rs_recheck_count == ROCK_SIZING_RECHECK) rockSizingRecheck();
     rs_recheck[rs_recheck_count].dbid = db->id;
     rs_recheck[rs_recheck_count].key = sdsdup(key);
@@ -467,8 +705,15 @@ void rockSizingAccess(redisDb *db, sds key, robj *val, uint64_t id) {
     rockSizingCheckPolicy();
     int movable;
     size_t size = rockSizingValueSize(db->id, key, val, &movable);
+    /* A fine cache that does not hold the key misses it, even at the
+     * key's first access (which the sample's caches take uncounted, its
+     * past unknown): it keeps nothing of the keys out of it, and at its
+     * size a key not among its few recent or frequent ones would not be
+     * in RAM. */
+    rockSizingFineSeen(id, key, size, movable, val->lru, 1, 1);
+    if (!rockSizingInSample(id)) return;
     uint32_t slot = rockSizingSlot(id);
-    if (rs.table[slot] == 0) {
+    if (rs.index.table[slot] == 0) {
         /* First seen: its past is unknown; it is in RAM now. */
         uint32_t k = rockSizingNew(slot, id, key);
         rs.keys[k].field = val->lru;
@@ -478,7 +723,7 @@ void rockSizingAccess(redisDb *db, sds key, robj *val, uint64_t id) {
         else rockSizingFitAll();
         return;
     }
-    uint32_t k = rs.table[slot] - 1;
+    uint32_t k = rs.index.table[slot] - 1;
     rs.keys[k].field = val->lru;
     rockSizingSetValue(k, size, movable);
     rs.sampled++;
@@ -507,13 +752,17 @@ void rockSizingHitInRam(redisDb *db, sds key, robj *val) {
 void rockSizingWrite(redisDb *db, sds key, robj *val, uint64_t id) {
     if (rockIsColdOrPoint(val)) return; /* RENAME of a cold value: not written */
     rockSizingCheckPolicy();
-    uint32_t slot = rockSizingSlot(id);
-    uint32_t k = rs.table[slot] ? rs.table[slot] - 1 : rockSizingNew(slot, id, key);
     int movable = rockSentinelOf(val) != NULL;
-    size_t size = rs.keys[k].size;
+    size_t size = 0;
     /* A collection is added empty and filled after (dbAdd() from LPUSH,
-     * SADD, ...): its size is taken at its next access. */
+     * SADD, ...): its size is taken at its next access (a fine cache takes
+     * it in then). */
     if (val->type == OBJ_STRING) size = rockSizingValueSize(db->id, key, val, &movable);
+    rockSizingFineSeen(id, key, size, movable, val->lru, val->type == OBJ_STRING, 0);
+    if (!rockSizingInSample(id)) return;
+    uint32_t slot = rockSizingSlot(id);
+    uint32_t k = rs.index.table[slot] ? rs.index.table[slot] - 1 : rockSizingNew(slot, id, key);
+    if (val->type != OBJ_STRING) size = rs.keys[k].size;
     rs.keys[k].field = val->lru;
     rockSizingSetValue(k, size, movable);
     rockSizingResident(k);
@@ -525,8 +774,9 @@ void rockSizingWrite(redisDb *db, sds key, robj *val, uint64_t id) {
 void rockSizingRemove(redisDb *db, sds key) {
     uint64_t id;
     if (!rockSizingSampled(db->id, key, &id)) return;
+    rockSizingFineForget(id);
     uint32_t slot = rockSizingSlot(id);
-    if (rs.table[slot]) rockSizingDrop(rs.table[slot] - 1, slot);
+    if (rs.index.table[slot]) rockSizingDrop(rs.index.table[slot] - 1, slot);
 }
 
 /* ---------------------------------------------------------------------------
@@ -676,7 +926,7 @@ static int rockSizingCurve(double *x, double *r) {
     r[n++] = (double)rs.fixed_accesses / a;
     for (int j = ROCK_SIZING_CACHES - 1; j >= 0; j--) {
         x[n] = rs.share[j];
-        r[n++] = 1 - rs.cache[j].misses / a;
+        r[n++] = 1 - rockSizingMisses(j) / a;
     }
     x[n] = 1;
     r[n++] = 1;
