@@ -40,7 +40,7 @@ one() {   # label bindir mode run
     "$bin/redis-cli" -p "$PORT" shutdown nosave > /dev/null 2>&1 || true
     wait "$vpid" || true
     local ir
-    ir=$(cat "$d"/cg.out* | awk '/^totals:/ {s += $2} END {print s + 0}')
+    ir=$(cat "$d"/cg.out* | awk '/^totals:/ {s += $2} END {printf "%.0f\n", s}')
     [ "$ir" -gt 0 ] || { echo "hotpath: no instructions counted for $label $mode" >&2; exit 1; }
     echo "$label $mode instructions $ir per_request $((ir / 300000))"
 }

@@ -33,7 +33,10 @@
  *     fine cache keeps only its residents (a key out of every cache needs
  *     no state: its field is in its object), so the denser sample costs
  *     memory only for what the small caches hold; one that outgrows what
- *     was allocated for it is not used until the model starts over.
+ *     was allocated for it is not used until the model starts over. They
+ *     run while values are on disk under a maxmemory (their CPU is that
+ *     of a request from RAM's hash and size for one access in 8), and
+ *     count from when they start.
  *   - a sampled access that misses a cache counts 1/R misses for it (the
  *     Horvitz-Thompson estimate of the misses of all keys); the predicted
  *     share from RAM is 1 - misses / accesses, accesses being the exact
@@ -120,7 +123,7 @@ typedef struct rockSizingFine {
     uint32_t count, max;
     uint64_t used;     /* their value bytes */
     double misses;     /* estimated misses of all keys since the reset */
-    int overflowed;    /* outgrew max since the model started: not used */
+    int overflowed;    /* outgrew max since it started: not used */
 } rockSizingFine;
 
 /* One cron tick's look at the values in RAM (rockSizingCron()): estimates,
@@ -142,6 +145,8 @@ static struct {
     rockSizingCache cache[ROCK_SIZING_CACHES];
     double share[ROCK_SIZING_CACHES];
     rockSizingFine fine[ROCK_SIZING_FINE]; /* fine[f]: cache ROCK_SIZING_CACHES - ROCK_SIZING_FINE + f */
+    int fine_live;          /* the fine caches run (rockSizingFineCheck()) */
+    long long fine_base;    /* value accesses already counted when they started */
     long long fixed_accesses; /* accesses to values eviction would not move */
     long long sampled;      /* sampled accesses counted */
     long long base;         /* value accesses already counted when it began */
@@ -411,27 +416,64 @@ static void rockSizingFineForget(uint64_t id) {
     }
 }
 
-/* The sample's threshold changed (a reset, or a shrink): the fine
- * sample's follows it, and its keys above it leave. Caches that missed the
- * accesses of a time they were off are not used until the next start. */
+/* The sample's threshold changed (a reset, a shrink), or the fine caches
+ * started or stopped: the fine sample's follows it, and its keys above it
+ * leave. Stopped, it is the sample's own (rock.h's test then costs what it
+ * did without them). */
 static void rockSizingFineThreshold(void) {
-    int was_on = rockSizingFineOn();
-    uint64_t t = rock_sizing_threshold * ROCK_SIZING_FINE_DENSITY;
+    uint64_t t = rock_sizing_threshold * (rs.fine_live ? ROCK_SIZING_FINE_DENSITY : 1);
     rock_sizing_fine_threshold = t < ROCK_SIZING_ALL ? t : ROCK_SIZING_ALL;
     if (!rs.fine[0].res) return;
     for (int f = 0; f < ROCK_SIZING_FINE; f++) {
         rockSizingFine *c = &rs.fine[f];
         for (uint32_t i = c->count; i-- > 0;)
             if (!rockSizingInFine(c->res[i].id)) rockSizingFineDel(c, rockSizingIndexSlot(&c->index, c->res[i].id));
-        if (!was_on && rockSizingFineOn() && rs.sampled) c->overflowed = 1;
     }
 }
 
-/* Misses of cache j: its fine cache's estimate where there is one. */
-static double rockSizingMisses(int j) {
+static void rockSizingFineClear(void) {
+    for (int f = 0; f < ROCK_SIZING_FINE && rs.fine[f].res; f++) {
+        rockSizingFine *c = &rs.fine[f];
+        memset(c->index.table, 0, sizeof(uint32_t) * (c->index.mask + 1));
+        c->count = 0;
+        c->used = 0;
+        c->misses = 0;
+        c->overflowed = 0;
+    }
+}
+
+/* The fine caches run while values are on disk under a maxmemory: they
+ * cost about 5% of the instructions of a request served from RAM (a
+ * value's size and six small caches for one access in 8), nothing next
+ * to a read from disk, and a server with every value in RAM is asked
+ * about the sizes near the floor least. Started, they begin empty and
+ * count from then on (rockSizingFineUsable()). Every 100 ms. */
+static void rockSizingFineCheck(void) {
+    int live = server.maxmemory != 0 && rockColdKeys() > 0;
+    if (live == rs.fine_live) return;
+    rs.fine_live = live;
+    rockSizingFineClear();
+    rs.fine_base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
+    rockSizingFineThreshold();
+}
+
+/* The value accesses the fine caches have counted, when enough: the fine
+ * sample's share of them is at least ROCK_SIZING_FINE_MIN_SAMPLED. */
+#define ROCK_SIZING_FINE_MIN_SAMPLED 1000
+static double rockSizingFineAccesses(void) {
+    if (!rockSizingFineOn()) return 0;
+    long long all = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk - rs.fine_base;
+    double rate = (double)rock_sizing_fine_threshold / (double)ROCK_SIZING_ALL;
+    return all > 0 && (double)all * rate >= ROCK_SIZING_FINE_MIN_SAMPLED ? (double)all : 0;
+}
+
+/* Share of cache j's accesses that miss (`a` the sample's accesses): its
+ * fine cache's estimate where there is one that has counted enough. */
+static double rockSizingMissShare(int j, double a) {
     int f = j - (ROCK_SIZING_CACHES - ROCK_SIZING_FINE);
-    if (f >= 0 && rockSizingFineOn() && !rs.fine[f].overflowed) return rs.fine[f].misses;
-    return rs.cache[j].misses;
+    double fa = f >= 0 && !rs.fine[f].overflowed ? rockSizingFineAccesses() : 0;
+    if (fa > 0) return rs.fine[f].misses / fa;
+    return rs.cache[j].misses / a;
 }
 
 /* Change what key k's value weighs. */
@@ -554,20 +596,13 @@ void rockSizingReset(void) {
         rs.cache[j].used = 0;
         rs.cache[j].misses = 0;
     }
-    for (int f = 0; f < ROCK_SIZING_FINE && rs.fine[f].res; f++) {
-        rockSizingFine *c = &rs.fine[f];
-        memset(c->index.table, 0, sizeof(uint32_t) * (c->index.mask + 1));
-        c->count = 0;
-        c->used = 0;
-        c->misses = 0;
-        c->overflowed = 0;
-    }
+    rockSizingFineClear();
     rock_sizing_threshold = ROCK_SIZING_ALL / (rock.sizing_sample_every > 0 ? rock.sizing_sample_every : 1);
     rs.every = rock.sizing_sample_every;
     rs.bytes = 0;
     rs.fixed_accesses = 0;
     rs.sampled = 0;
-    rs.base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
+    rs.base = rs.fine_base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
     rs.lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
     rs.volatile_only = rockVolatileOnly();
     rs.hot_next = rs.hot_count = 0;
@@ -582,7 +617,7 @@ void rockSizingResetStats(void) {
     for (int f = 0; f < ROCK_SIZING_FINE; f++) rs.fine[f].misses = 0;
     rs.fixed_accesses = 0;
     rs.sampled = 0;
-    rs.base = 0;
+    rs.base = rs.fine_base = 0;
 }
 
 /* The model's budget: rock-sizing-memory, and at most a 64th of maxmemory,
@@ -842,7 +877,10 @@ int rockSizingReady(const char **why) {
  * maxmemory sees more or fewer values in RAM than now, each about as heavy.
  * With no value on disk, every value is in RAM: the model's own total. */
 void rockSizingCron(void) {
-    if (rs.memory) rockSizingRecheck();
+    if (rs.memory) {
+        rockSizingRecheck();
+        rockSizingFineCheck();
+    }
     if (rs.memory == 0 || rockColdKeys() == 0) return;
     if (server.maxmemory != rs.hot_maxmemory) {
         /* What is in RAM changes with maxmemory: start the window again. */
@@ -926,7 +964,7 @@ static int rockSizingCurve(double *x, double *r) {
     r[n++] = (double)rs.fixed_accesses / a;
     for (int j = ROCK_SIZING_CACHES - 1; j >= 0; j--) {
         x[n] = rs.share[j];
-        r[n++] = 1 - rockSizingMisses(j) / a;
+        r[n++] = 1 - rockSizingMissShare(j, a);
     }
     x[n] = 1;
     r[n++] = 1;
