@@ -447,7 +447,7 @@ static void rockSizingFineClear(void) {
  * value's size and six small caches for one access in 8), nothing next
  * to a read from disk, and a server with every value in RAM is asked
  * about the sizes near the floor least. Started, they begin empty and
- * count from then on (rockSizingFineUsable()). Every 100 ms. */
+ * count from then on (rockSizingFineAccesses()). Every 100 ms. */
 static void rockSizingFineCheck(void) {
     int live = server.maxmemory != 0 && rockColdKeys() > 0;
     if (live == rs.fine_live) return;
