@@ -304,6 +304,13 @@ static void rockSizingFit(int j) {
 static void rockSizingFineFitAll(void);
 static size_t rockSizingCleanEntry(sds key);
 
+/* The hot-clean entry `key`'s value would have, in the 8-byte units a
+ * key's record keeps. */
+static uint8_t rockSizingEntryUnits(sds key) {
+    size_t entry = (rockSizingCleanEntry(key) + 7) / 8;
+    return entry > UINT8_MAX ? UINT8_MAX : (uint8_t)entry;
+}
+
 static void rockSizingFitAll(void) {
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) rockSizingFit(j);
     rockSizingFineFitAll();
@@ -398,8 +405,7 @@ static void rockSizingFineSeen(uint64_t id, sds key, size_t size, int movable, u
         e->size = (uint32_t)size;
         e->field = field;
         e->paged = miss != 0;
-        size_t entry = (rockSizingCleanEntry(key) + 7) / 8;
-        e->entry = entry > UINT8_MAX ? UINT8_MAX : (uint8_t)entry;
+        e->entry = rockSizingEntryUnits(key);
         c->index.table[slot] = ++c->count;
         c->used += rockSizingFineCost(e);
     }
@@ -561,8 +567,7 @@ static size_t rockSizingValueSize(int dbid, sds key, robj *val, int *movable) {
 
 /* Note the hot-clean entry key k's value would have (`key` its name). */
 static void rockSizingSetEntry(uint32_t k, sds key) {
-    size_t entry = (rockSizingCleanEntry(key) + 7) / 8;
-    rs.keys[k].entry = entry > UINT8_MAX ? UINT8_MAX : (uint8_t)entry;
+    rs.keys[k].entry = rockSizingEntryUnits(key);
 }
 
 /* ---------------------------------------------------------------------------

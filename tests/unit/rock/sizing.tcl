@@ -32,6 +32,21 @@ proc rock_zipf_gets {n count mult} {
     $rd close
 }
 
+# The share from RAM measured since the last CONFIG RESETSTAT, and ROCK
+# SIZING's prediction at maxmemory `mm`, once the background estimate of
+# the values in RAM has a second of samples (100 keys every 100 ms) at this
+# maxmemory.
+proc rock_measured_and_predicted {mm} {
+    lassign [rock_hits] ram disk
+    set measured [expr {double($ram) / ($ram + $disk)}]
+    wait_for_condition 100 100 {
+        [rock_info_field rock_sizing_estimate_ticks] >= 10
+    } else {
+        fail "no estimate of the values in RAM"
+    }
+    return [list $measured [lindex [r rock sizing $mm] 0]]
+}
+
 # GETs of the keys in list `keys`, in order, pipelined.
 proc rock_gets {keys} {
     set rd [redis_deferring_client]
@@ -227,16 +242,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         rock_uniform_gets 20000 20000
         r config resetstat
         rock_uniform_gets 20000 40000
-        lassign [rock_hits] ram disk
-        set measured [expr {double($ram) / ($ram + $disk)}]
-        # The background estimate of the values in RAM: a second of samples
-        # (100 keys every 100 ms) at this maxmemory.
-        wait_for_condition 100 100 {
-            [rock_info_field rock_sizing_estimate_ticks] >= 10
-        } else {
-            fail "no estimate of the values in RAM"
-        }
-        set predicted [lindex [r rock sizing $mm] 0]
+        lassign [rock_measured_and_predicted $mm] measured predicted
         assert {abs($predicted - $measured) < 0.06}
         # More RAM, more from RAM; all of it at the size that holds every value.
         lassign [r rock sizing [expr {$mm / 2}] [expr {$mm * 2}] [expr {$mm * 8}]] r_half r_double r_8
@@ -269,14 +275,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
             rock_zipf_gets $n 60000 $mult
             r config resetstat
             rock_zipf_gets $n 60000 $mult
-            lassign [rock_hits] ram disk
-            set measured [expr {double($ram) / ($ram + $disk)}]
-            wait_for_condition 100 100 {
-                [rock_info_field rock_sizing_estimate_ticks] >= 10
-            } else {
-                fail "no estimate of the values in RAM"
-            }
-            set predicted [lindex [r rock sizing $mm] 0]
+            lassign [rock_measured_and_predicted $mm] measured predicted
             assert_morethan [dict get [rock_report] cold_keys] [expr {$n * 0.95}]
             # Within 3 points at each: the sample's caches alone read 4 to 5
             # points off at two of the four.
