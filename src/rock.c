@@ -260,7 +260,8 @@ static void rockCompactionsCheck(void) {
 
 /* Every 100 ms (the writer's timer, while RocksDB is open): join a fork
  * stream thread that has finished, follow maxmemory changes, refresh the
- * RocksDB memory figure that counts against maxmemory, have jemalloc's freed
+ * RocksDB memory figure that counts against maxmemory, shrink the tier's
+ * per-db dicts once sparse (rockKeysCron()), have jemalloc's freed
  * pages purged when too many are resident (rockPurgeCheck()), and once a second
  * have the writer thread hand the free memory of RocksDB's glibc heaps back
  * to the system (rockWriteRequestTrim()) and set the L0 compaction trigger
@@ -271,6 +272,7 @@ static void rockCron(void) {
     rockForkStreaming();
     rockSizeToMaxmemory(0);
     rockRefreshExternalMemory();
+    rockKeysCron();
     if (!server.loading) {
         rockStaleSweep();
         rockSizingCron();

@@ -415,6 +415,7 @@ sds rockSplitAssembleTo(const char *skey, size_t sklen, const char *meta, size_t
 
 /* rock_keys.c: values moving, and the keyspace hooks. */
 void rockKeysInit(void);
+void rockKeysCron(void);
 int rockCommandValueClass(struct redisCommand *cmd);
 extern unsigned char *rock_value_class;
 extern int rock_value_class_len;
@@ -670,6 +671,7 @@ void rockReplyReadFailed(client *c, const char *key);
 int rockIsPinned(redisDb *db, sds key);
 void rockInflightOnUnpinned(void (*proc)(sds skey));
 size_t rockPinnedMemory(void);
+unsigned long rockPinnedCount(void);
 void rockVoidRead(sds skey);
 void rockVoidReadsOfSid(uint32_t sid);
 void rockUnblockClient(client *c);

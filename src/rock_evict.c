@@ -491,14 +491,18 @@ void rockEvictAfterWrites(void) {
 
 /* The memory upstream's policy (-OOM, or deleting keys) should be judged
  * by once no value can move: Redis's own (the heap less replica and AOF
- * buffers, less the values and deletes handed to the writer while it can
- * still commit them) plus RocksDB's table readers, which grow with the data
- * on disk.
+ * buffers, less what waits for the writer while it can still commit it:
+ * values, deletes, access-field updates and a split collection's element
+ * writes, rockWriteBacklog()) plus RocksDB's table readers, which grow with
+ * the data on disk. The access-field updates of values dropped clean under
+ * LFU (about 150 bytes each) are what a sudden shrink of maxmemory queues
+ * most of: counted in, a shrink to just above the floor had the policy
+ * delete keys for RAM the writer was about to give back.
  * Left out: RocksDB's memtables and block cache, bounded by their sizes
  * (from maxmemory) and by the reads in flight, which no eviction shrinks. */
 static size_t rockOwnMemory(int writer_can_commit) {
     size_t used = zmalloc_used_memory(), skip = freeMemoryGetNotCountedMemory();
-    if (writer_can_commit) skip += rockPendingBytes() + rockQueuedDeleteBytes();
+    if (writer_can_commit) skip += (size_t)rockWriteBacklog();
     used = used > skip ? used - skip : 0;
     return used + rockTableReadersMemory();
 }
@@ -634,6 +638,22 @@ int rockModuleMaxmemoryState(float *level) {
 static redisDb *rock_hint_db;
 static sds rock_hint_key;
 
+/* Are there more values paged in and not modified since (the hot-clean
+ * sets) than values pinned for commands? While the walk is known to find
+ * nothing (rockScanIdle()), what became movable since is in the ring,
+ * oldest first: below the floor, a few values at a time, each moving right
+ * after its command. Once the values paged in since stay in RAM (maxmemory
+ * back above the floor, or after a shrink that moved every value out),
+ * taking them in the order they came would be FIFO, not the policy: the
+ * most used values would go as often as any. Then the hot-clean sets are
+ * sampled first, as they are without the latch; a sample of values all
+ * pinned still leaves the ring its turn. */
+static int rockCleanBeyondPinned(void) {
+    unsigned long clean = 0;
+    for (int j = 0; j < server.dbnum; j++) clean += dictSize(rock_ks.dbs[j].clean);
+    return clean > rockPinnedCount() + (unsigned long)server.maxmemory_samples;
+}
+
 static dictEntry *rockHintEntry(redisDb **dbout) {
     redisDb *db = rock_hint_db;
     rock_hint_db = NULL;
@@ -699,6 +719,7 @@ int rockPerformEvictions(void) {
         if (rock_hint_db) best = rockHintEntry(&bestdb);
         if (best == NULL && rockChildFirst()) best = rockRingPop(&bestdb, ROCK_CHILD_FIRST_TRIES, 1);
         int latched = rockScanIdle();
+        if (best == NULL && latched && rockCleanBeyondPinned()) best = rockSampleDbs(1, &bestdb);
         if (best == NULL && rounds < ROCK_EVICT_SAMPLE_ROUNDS && !latched) best = rockSampleDbs(0, &bestdb);
         if (best == NULL && (rounds >= ROCK_EVICT_SAMPLE_ROUNDS || latched)) {
             /* Sampling keeps missing: the values noted hot, then the walk. */

@@ -54,6 +54,11 @@ int rockIsPinned(redisDb *db, sds key) {
     return pinned;
 }
 
+/* How many values are pinned now. */
+unsigned long rockPinnedCount(void) {
+    return rock_io.pinned ? dictSize(rock_io.pinned) : 0;
+}
+
 /* The RAM of the values pinned now (sampled as MEMORY USAGE does). Eviction
  * asks it only once nothing else could move: a page-in that took memory
  * over maxmemory must not hand the command that waits for it over to the

@@ -50,6 +50,33 @@ void rockKeysInit(void) {
     }
 }
 
+/* Every 100 ms (rockCron()): the per-db dicts shrink once sparse, as
+ * upstream's databasesCron() shrinks the keyspace's. The hot-clean set
+ * grows with the hot values (100,000 entries at 2 x maxmemory of 500-byte
+ * values) and left at that size, with a few hundred hot values after
+ * maxmemory shrinks, would keep its table's RAM (8 bytes a bucket, 1 MB
+ * there) and leave eviction's samples of it (dictGetSomeKeys() walks a few
+ * buckets) mostly empty: the policy's pick would be a value at random. A
+ * shrink in progress moves ROCK_KEYS_REHASH_STEPS buckets a tick besides
+ * the steps the dict's own lookups make. */
+#define ROCK_KEYS_REHASH_STEPS 1000
+static void rockKeysShrink(dict *d) {
+    if (d == NULL) return;
+    if (!dictIsRehashing(d) && htNeedsResize(d)) dictResize(d);
+    if (dictIsRehashing(d)) dictRehash(d, ROCK_KEYS_REHASH_STEPS);
+}
+
+static dict *rock_fresh;
+
+void rockKeysCron(void) {
+    for (int j = 0; j < server.dbnum; j++) {
+        rockKeysShrink(rock_ks.dbs[j].clean);
+        rockKeysShrink(rock_ks.dbs[j].stale);
+        rockKeysShrink(rock_ks.dbs[j].split);
+    }
+    rockKeysShrink(rock_fresh);
+}
+
 /* ---------------------------------------------------------------------------
  * Which keys need their value
  * ------------------------------------------------------------------------ */
@@ -400,7 +427,6 @@ static uint64_t rockPtrHash(const void *key) {
 }
 
 static dictType rockFreshDictType = {rockPtrHash, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-static dict *rock_fresh;
 unsigned long rock_fresh_count; /* its size, for rockValueAccessed() (rock.h) */
 
 static void rockFreshAdd(robj *val) {

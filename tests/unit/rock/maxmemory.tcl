@@ -26,6 +26,28 @@ proc rock_fill {from to {ttl 0} {pipeline 100}} {
     $rd close
 }
 
+# How many of k:0 .. k:(top-1) are on disk.
+proc rock_lfu_cold {top} {
+    set cold 0
+    for {set i 0} {$i < $top} {incr i} {
+        if {[r rock status k:$i] eq "cold"} { incr cold }
+    }
+    return $cold
+}
+
+# One round of the LFU test below: GET k:0 .. k:(top-1), then `others`
+# keys drawn from the rest of the `n`; 1 when the top ones are all still in
+# RAM after it and values were moved out for most of its page-ins.
+proc rock_lfu_round {n top others round} {
+    set before [dict get [r rock report] evictions]
+    for {set i 0} {$i < $top} {incr i} { r get k:$i }
+    for {set j 0} {$j < $others} {incr j} {
+        r get k:[expr {$top + ($round * 7919 + $j * 104729) % ($n - $top)}]
+    }
+    set moved [expr {[dict get [r rock report] evictions] - $before}]
+    expr {$moved >= $others * 3 / 4 && [rock_lfu_cold $top] == 0}
+}
+
 foreach policy {noeviction allkeys-lru volatile-lru allkeys-lfu} {
     start_server [list tags {"rock"} overrides [list rock-enabled yes maxmemory-policy $policy]] {
         test "maxmemory with rock ($policy): memory stays bounded and every value reads back" {
@@ -175,6 +197,53 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy noevict
         }
         assert {[dict get [r rock report] cold_keys] > 40000}
         assert_equal 60000 [r dbsize]
+        assert_equal 0 [s evicted_keys]
+    }
+}
+
+# The hot-clean set, which eviction samples when nearly every value in RAM
+# was paged in, grows with the values paged in. When maxmemory then shrinks
+# to a few hundred values, a table left at its largest (32,768 buckets for
+# 20,000 entries) hands eviction samples of one entry or none, and its pick
+# becomes a value at random: under LFU, the most used values went to disk as
+# often as any (500-byte values just above the floor: 0.42 of reads from RAM
+# where a sampled LFU gets 0.56).
+start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys-lfu lfu-log-factor 0}} {
+    test {maxmemory with rock (allkeys-lfu): after maxmemory shrinks, the most used values stay in RAM} {
+        set n 20000
+        r debug populate $n k 500
+        r config set rock-debug-evict-all yes
+        r ping
+        r config set rock-debug-evict-all no
+        for {set i 0} {$i < $n} {incr i} { r get k:$i }
+        assert_equal $n [dict get [r rock report] hot_clean_keys]
+        # 20 values read far more than any other (lfu-log-factor 0: the
+        # counter counts reads).
+        for {set round 0} {$round < 50} {incr round} {
+            for {set i 0} {$i < 20} {incr i} { r get k:$i }
+        }
+        wait_for_condition 100 10 {[rock_info_field rock_maxmemory_floor] > 0} else {
+            fail "no maxmemory floor figure"
+        }
+        r config set maxmemory [expr {[rock_info_field rock_maxmemory_floor] + 400000}]
+        # Each round reads the 20 (paging in any that went) and then 300
+        # others, once each: 300 page-ins and, once RAM is full, as many
+        # evictions, of which a pick at random takes a few of the 20; a
+        # sampled LFU none. Once a full round (most of its page-ins made
+        # room by evictions) has ended with all 20 in RAM, ten more must.
+        set rounds 0
+        wait_for_condition 200 0 {
+            [rock_lfu_round $n 20 300 [incr rounds]]
+        } else {
+            fail "after $rounds rounds, [rock_lfu_cold 20] of the 20 most used values still go to disk in a round ([expr {[r dbsize] - [dict get [r rock report] cold_keys]}] values in RAM)"
+        }
+        for {set j 0} {$j < 10} {incr j} {
+            if {![rock_lfu_round $n 20 300 [incr rounds]]} {
+                fail "round $rounds: [rock_lfu_cold 20] of the 20 most used values went to disk ([expr {[r dbsize] - [dict get [r rock report] cold_keys]}] values in RAM)"
+            }
+        }
+        assert {[dict get [r rock report] cold_keys] > $n - 2000}
+        assert_equal $n [r dbsize]
         assert_equal 0 [s evicted_keys]
     }
 }
