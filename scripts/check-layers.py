@@ -55,6 +55,7 @@ LAYERS = {
     "rock_ahead": 3,
     "rock_read": 3,
     "rock_sizing": 3,
+    "rock_sizing_ram": 3,
     "rock_hooks": 3,
     "rock_snapshot": 3,
     # 4. top: lifecycle and config hooks, commands, ROCK REPORT / INFO rock.

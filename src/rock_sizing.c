@@ -43,13 +43,11 @@
  *     value_hits_ram + value_hits_disk. The hottest keys of a skewed
  *     workload, which a sample holds or not by chance, hit in every cache but
  *     the smallest and so weigh little on the estimate.
- *   - a maxmemory M leaves M - O - E(M) for values: O is Redis's own memory
- *     that stays whatever M is, the memory eviction counts without RocksDB's
- *     (rockEvictOwnMemory()) less the values in RAM now (their number
- *     exact, their weight sampled in the background: rockSizingCron()); E(M)
- *     is RocksDB's memory at M (rockExternalMemoryAt(): its block cache and
- *     memtables are sized from maxmemory, and eviction keeps both parts
- *     under it).
+ *   - the result is a curve, shares of the value bytes against shares from
+ *     RAM (rockSizingCurve()), which rock_sizing_ram.c turns into shares at
+ *     a maxmemory. What it needs besides is here too: the values in RAM now,
+ *     their number exact, their weight sampled in the background
+ *     (rockSizingCron()).
  *
  * A written value (a new key, or a value replaced) is in RAM at any
  * maxmemory: it enters every cache. A value eviction would not move (under
@@ -63,10 +61,10 @@
 
 #include "server.h"
 #include "rock_read.h"
+#include "rock_sizing.h"
 
 #include <math.h>
 
-#define ROCK_SIZING_CACHES 16
 #define ROCK_SIZING_SHARE_STEP 0.5     /* cache j: 2^(-0.5 (j+1)) of the bytes */
 #define ROCK_SIZING_MAX_KEYS 65535     /* cache positions are 16 bits */
 #define ROCK_SIZING_MIN_KEYS 64
@@ -125,14 +123,6 @@ typedef struct rockSizingFine {
     double misses;     /* estimated misses of all keys since the reset */
     int overflowed;    /* outgrew max since it started: not used */
 } rockSizingFine;
-
-/* One cron tick's look at the values in RAM (rockSizingCron()): estimates,
- * from random keys, of how many values are in RAM, how many of them could
- * move, their RAM and their hot-clean entries'; and how full the memtables
- * were. */
-typedef struct rockSizingTick {
-    double in_ram, movable, bytes, entries, fill;
-} rockSizingTick;
 
 static struct {
     size_t memory;          /* bytes allocated for the model (0: off) */
@@ -558,11 +548,8 @@ static size_t rockSizingAlloc(size_t n) {
  * entry, a copy of the key (sdsdup(): a 1-byte header under 32 bytes), as
  * the allocator sizes them (24 and 8 bytes for a 6-byte key, where
  * 24 + 16 overcharged each by 8: 100 KB over 12,000 entries, a third of
- * the room 300 KB above the floor), and its share of the set's table. The
- * table doubles when full and shrinks once under a tenth full
- * (rockKeysCron()), so it holds 1 to 2 buckets an entry; one and a half
- * are charged. */
-#define ROCK_SIZING_BUCKET_SHARE (sizeof(dictEntry *) * 3 / 2)
+ * the room 300 KB above the floor), and its share of the set's table
+ * (ROCK_SIZING_BUCKET_SHARE). */
 static size_t rockSizingCleanEntry(sds key) {
     size_t len = sdslen(key), header = len < 32 ? 1 : len < 256 ? 3 : len < 65536 ? 5 : 9;
     return rockSizingAlloc(sizeof(dictEntry)) + rockSizingAlloc(header + len + 1) + ROCK_SIZING_BUCKET_SHARE;
@@ -837,7 +824,7 @@ void rockSizingRemove(redisDb *db, sds key) {
 }
 
 /* ---------------------------------------------------------------------------
- * Output: the predicted share from RAM at a maxmemory
+ * Output: the curve, the model's state, the values in RAM
  * ------------------------------------------------------------------------ */
 
 size_t rockSizingMemory(void) {
@@ -938,48 +925,10 @@ void rockSizingCron(void) {
     if (rs.hot_count < ROCK_SIZING_HOT_TICKS) rs.hot_count++;
 }
 
-/* Values in RAM now (the model's measure), what of that is not in RAM, and
- * how full the memtables are. */
-static double rockSizingHotBytes(double values, double *missing, double *fill) {
-    long long clean = 0, keys = 0;
-    for (int d = 0; d < server.dbnum; d++) {
-        clean += dictSize(rock_ks.dbs[d].clean);
-        keys += dictSize(server.db[d].dict);
-    }
-    *missing = 0;
-    *fill = rockMemtablesFill();
-    if (rockColdKeys() == 0 || rs.hot_count == 0) {
-        /* Every value in RAM, with a hot-clean entry if it was paged in. */
-        double n = rs.n ? (double)rs.n / rockSizingRate() : 0;
-        double entry = n > 0 ? (double)(sizeof(dictEntry) + 24 + ROCK_SIZING_BUCKET_SHARE) : 0;
-        return values + (clean < n ? clean : n) * entry;
-    }
-    rockSizingTick sum = {0, 0, 0, 0, 0};
-    for (int i = 0; i < rs.hot_count; i++) {
-        sum.in_ram += rs.tick[i].in_ram;
-        sum.movable += rs.tick[i].movable;
-        sum.bytes += rs.tick[i].bytes;
-        sum.entries += rs.tick[i].entries;
-        sum.fill += rs.tick[i].fill;
-    }
-    *fill = sum.fill / rs.hot_count;
-    double in_ram = (double)(keys - rockColdKeys());
-    if (sum.in_ram == 0) {
-        /* No value in RAM sampled in the window: they weigh as the average. */
-        double n = rs.n ? (double)rs.n / rockSizingRate() : 0;
-        return n > 0 ? in_ram * values / n : 0;
-    }
-    double movable = in_ram * sum.movable / sum.in_ram;
-    /* The movable values in RAM without an entry. */
-    if (sum.movable > 0 && movable > clean) *missing = (movable - clean) * sum.entries / sum.movable;
-    return in_ram * sum.bytes / sum.in_ram;
-}
-
 /* The curve: shares of all value bytes, small to large, and the predicted
  * share of accesses from RAM at each (0: no value in RAM; 1: all). Made
  * non-decreasing (a sampled policy may dip by chance). Returns the points. */
-#define ROCK_SIZING_POINTS (ROCK_SIZING_CACHES + 2)
-static int rockSizingCurve(double *x, double *r) {
+int rockSizingCurve(double *x, double *r) {
     double a = rockSizingAccesses();
     int n = 0;
     x[n] = 0;
@@ -998,96 +947,15 @@ static int rockSizingCurve(double *x, double *r) {
     return n;
 }
 
-/* What the predictions rest on: Redis's memory that stays whatever
- * maxmemory is (keys, dicts, values that never move, the fixed part), all
- * the values' RAM, and how full the memtables are on average. */
-typedef struct rockSizingView {
-    double fixed, values, fill;
-} rockSizingView;
-
-/* The hot-clean sets' tables are not part of the fixed part: they grow
- * and shrink with the values paged in (rockKeysCron()), which are charged
- * their share of them (rockSizingCleanEntry()). Counted as they are now,
- * a table sized for 27,000 entries at today's maxmemory (256-512 KB) was
- * charged again at half of it, where 1,600 values fit: 500-byte values at
- * 0.5 x read 7 points low. */
-static double rockSizingCleanTables(void) {
-    double tables = 0, entries = 0;
-    for (int d = 0; d < server.dbnum; d++) {
-        tables += (double)dictSlots(rock_ks.dbs[d].clean) * sizeof(dictEntry *);
-        entries += (double)dictSize(rock_ks.dbs[d].clean);
-    }
-    return tables - entries * ROCK_SIZING_BUCKET_SHARE;
+double rockSizingValueBytes(void) {
+    return (double)rs.bytes / rockSizingRate();
 }
 
-static void rockSizingBase(rockSizingView *v) {
-    v->values = (double)rs.bytes / rockSizingRate();
-    double missing, hot = rockSizingHotBytes(v->values, &missing, &v->fill);
-    double used = (double)rockEvictOwnMemory() + missing - rockSizingCleanTables();
-    v->fixed = used > hot ? used - hot : 0;
+double rockSizingValueCount(void) {
+    return rs.n ? (double)rs.n / rockSizingRate() : 0;
 }
 
-/* What eviction leaves the values at `maxmemory`: it moves values until
- * Redis's own memory and RocksDB's (its block cache and memtables sized
- * from maxmemory) are under it. */
-static double rockSizingRoom(const rockSizingView *v, double maxmemory) {
-    if (maxmemory <= 0) return 0;
-    return maxmemory - v->fixed - (double)rockExternalMemoryAt((unsigned long long)maxmemory, v->fill);
-}
-
-/* The maxmemory that leaves `room` for values: RocksDB's memory grows by
- * at most a fifth of maxmemory's growth, so a few rounds settle it. */
-static double rockSizingSizeFor(const rockSizingView *v, double room) {
-    double m = v->fixed + room;
-    for (int i = 0; i < 8; i++) m = v->fixed + room + (double)rockExternalMemoryAt((unsigned long long)m, v->fill);
-    return m;
-}
-
-/* The predicted share from RAM at `maxmemory` on curve (x, r) of n points. */
-static double rockSizingAt(const double *x, const double *r, int n, const rockSizingView *v, double maxmemory) {
-    double share = rockSizingRoom(v, maxmemory) / v->values;
-    if (share <= 0) return r[0];
-    if (share >= 1) return 1;
-    int i = 0;
-    while (i + 2 < n && x[i + 1] <= share) i++;
-    if (x[i] == 0) return r[i] + (r[i + 1] - r[i]) * share / x[i + 1];
-    double t = log(share / x[i]) / log(x[i + 1] / x[i]);
-    return r[i] + (r[i + 1] - r[i]) * t;
-}
-
-/* Shares of value accesses predicted from RAM at each of m[0..n) (ready
- * only), into ratio[]. With `lo` > 0, m[] is filled first: n sizes from
- * lo to the size that holds every value, spaced geometrically (one point
- * if that is not above lo). Returns the sizes filled or given. One view of
- * the memory for all of them: replies allocate as they are written. */
-int rockSizingPredict(long long lo, long long *m, double *ratio, int n) {
-    double x[ROCK_SIZING_POINTS], r[ROCK_SIZING_POINTS];
-    rockSizingView v;
-    int points = rockSizingCurve(x, r);
-    rockSizingBase(&v);
-    if (lo > 0) {
-        double hi = ceil(rockSizingSizeFor(&v, v.values));
-        if (hi <= lo) n = 1;
-        for (int i = 0; i < n; i++)
-            m[i] = i == n - 1 && n > 1 ? (long long)hi : (long long)(lo * pow(hi / lo, (double)i / (n > 1 ? n - 1 : 1)));
-    }
-    for (int i = 0; i < n; i++) ratio[i] = rockSizingAt(x, r, points, &v, (double)m[i]);
-    return n;
-}
-
-/* The smallest maxmemory predicted to serve `target` of the accesses from
- * RAM (ready only). */
-long long rockSizingFor(double target) {
-    double x[ROCK_SIZING_POINTS], r[ROCK_SIZING_POINTS];
-    rockSizingView v;
-    int n = rockSizingCurve(x, r);
-    rockSizingBase(&v);
-    if (r[0] >= target) return (long long)ceil(rockSizingSizeFor(&v, 0));
-    for (int i = 0; i + 1 < n; i++) {
-        if (r[i + 1] < target) continue;
-        double t = r[i + 1] > r[i] ? (target - r[i]) / (r[i + 1] - r[i]) : 1;
-        double share = x[i] == 0 ? t * x[i + 1] : x[i] * pow(x[i + 1] / x[i], t);
-        return (long long)ceil(rockSizingSizeFor(&v, share * v.values));
-    }
-    return (long long)ceil(rockSizingSizeFor(&v, v.values));
+int rockSizingTicks(const rockSizingTick **tick) {
+    *tick = rs.tick;
+    return rs.hot_count;
 }
