@@ -45,9 +45,7 @@
  *     the smallest and so weigh little on the estimate.
  *   - the result is a curve, shares of the value bytes against shares from
  *     RAM (rockSizingCurve()), which rock_sizing_ram.c turns into shares at
- *     a maxmemory. What it needs besides is here too: the values in RAM now,
- *     their number exact, their weight sampled in the background
- *     (rockSizingCron()).
+ *     a maxmemory, with what it weighs of the values in RAM now.
  *
  * A written value (a new key, or a value replaced) is in RAM at any
  * maxmemory: it enters every cache. A value eviction would not move (under
@@ -71,8 +69,6 @@
 #define ROCK_SIZING_MAX_KEYS 65535     /* cache positions are 16 bits */
 #define ROCK_SIZING_MIN_KEYS 64
 #define ROCK_SIZING_MIN_SAMPLED 100    /* sampled accesses before predictions */
-#define ROCK_SIZING_HOT_SAMPLES 100     /* random keys per cron tick (100 ms) ... */
-#define ROCK_SIZING_HOT_TICKS 100       /* ...averaged over the last 10 s */
 #define ROCK_SIZING_ALL (1ULL << 32)   /* threshold that samples every key */
 #define ROCK_SIZING_RECHECK 256        /* sampled keys whose TTL may have changed */
 #define ROCK_SIZING_FINE 6             /* the smallest caches, replayed again ... */
@@ -150,9 +146,6 @@ static struct {
     int volatile_only;      /* only keys with a TTL move (volatile-*) */
     long long every;        /* rock-sizing-sample-every it started with */
     uint64_t rand;
-    rockSizingTick tick[ROCK_SIZING_HOT_TICKS]; /* a ring */
-    int hot_next, hot_count;
-    unsigned long long hot_maxmemory;  /* the maxmemory they were taken at */
 } rs;
 
 /* Sampled keys modified under volatile-*, whether they can move to be
@@ -298,7 +291,6 @@ static void rockSizingFit(int j) {
 }
 
 static void rockSizingFineFitAll(void);
-static size_t rockSizingCleanEntry(sds key);
 
 /* The hot-clean entry `key`'s value would have, in the 8-byte units a
  * key's record keeps. */
@@ -560,12 +552,12 @@ static size_t rockSizingAlloc(size_t n) {
  * 24 + 16 overcharged each by 8: 100 KB over 12,000 entries, a third of
  * the room 300 KB above the floor), and its share of the set's table
  * (ROCK_SIZING_BUCKET_SHARE). */
-static size_t rockSizingCleanEntry(sds key) {
+size_t rockSizingCleanEntry(sds key) {
     size_t len = sdslen(key), header = len < 32 ? 1 : len < 256 ? 3 : len < 65536 ? 5 : 9;
     return rockSizingAlloc(sizeof(dictEntry)) + rockSizingAlloc(header + len + 1) + ROCK_SIZING_BUCKET_SHARE;
 }
 
-static size_t rockSizingValueSize(int dbid, sds key, robj *val, int *movable) {
+size_t rockSizingValueSize(int dbid, sds key, robj *val, int *movable) {
     /* A list emptied by the command that is running (its keyspace event
      * comes before its deletion) can be looked up by a module's callback:
      * objectComputeSize() would read its missing first node. */
@@ -630,7 +622,6 @@ void rockSizingReset(void) {
     rs.base = rs.fine_base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
     rs.lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
     rs.volatile_only = rockVolatileOnly();
-    rs.hot_next = rs.hot_count = 0;
     rockSizingRecheckClear();
     rockSizingFineThreshold();
 }
@@ -946,11 +937,6 @@ long long rockSizingKeys(void) {
 }
 
 /* R, the share of keys sampled. */
-/* Cron ticks in the values-in-RAM estimate's window (0 .. 100). */
-int rockSizingEstimateTicks(void) {
-    return rs.hot_count;
-}
-
 double rockSizingRate(void) {
     return rs.memory ? (double)rock_sizing_threshold / (double)ROCK_SIZING_ALL : 0;
 }
@@ -960,7 +946,7 @@ static double rockSizingAccesses(void) {
     return all > 0 ? (double)all : 0;
 }
 
-int rockSizingReady(const char **why) {
+int rockSizingModelReady(const char **why) {
     static char buf[128];
     if (rs.memory) rockSizingRecheck();
     if (rs.memory == 0) {
@@ -983,63 +969,15 @@ int rockSizingReady(const char **why) {
         *why = buf;
         return 0;
     }
-    if (rockColdKeys() > 0 && rs.hot_count == 0) {
-        *why = "the estimate of the values in RAM has no sample yet (it takes one every 100 ms)";
-        return 0;
-    }
     return 1;
 }
 
-/* The RAM of the movable values in RAM now with their hot-clean entries,
- * as if every one had an entry, and what of that is not in RAM now: the
- * entries of the values written and never moved out. How many values are in RAM now is known exactly (keys less cold
- * ones), as is how many have an entry; what they weigh is sampled in the
- * background: every cron tick (rockSizingCron(), 100 ms) looks at
- * ROCK_SIZING_HOT_SAMPLES random keys of each db (a fraction of a
- * millisecond), and the last ROCK_SIZING_HOT_TICKS ticks (10 s, up to
- * 10,000 keys a db; started again when maxmemory changes) give the RAM per
- * value in RAM. Their ratio, not their mean: a tick after a change of
- * maxmemory sees more or fewer values in RAM than now, each about as heavy.
- * With no value on disk, every value is in RAM: the model's own total. */
-void rockSizingCron(void) {
-    if (rs.memory) {
-        rockSizingRecheck();
-        rockSizingFineCheck();
-        if (rs.filling) rockSizingFill();
-    }
-    if (rs.memory == 0 || rockColdKeys() == 0) return;
-    if (server.maxmemory != rs.hot_maxmemory) {
-        /* What is in RAM changes with maxmemory: start the window again. */
-        rs.hot_next = rs.hot_count = 0;
-        rs.hot_maxmemory = server.maxmemory;
-    }
-    rockSizingTick t = {0, 0, 0, 0, rockMemtablesFill()};
-    for (int d = 0; d < server.dbnum; d++) {
-        dict *dict = server.db[d].dict;
-        unsigned long keys = dictSize(dict);
-        if (keys == 0) continue;
-        double sum = 0, over = 0, n = 0, seen = 0;
-        int looked;
-        for (looked = 0; looked < ROCK_SIZING_HOT_SAMPLES; looked++) {
-            dictEntry *de = dictGetFairRandomKey(dict);
-            robj *val = dictGetVal(de);
-            int movable;
-            if (rockIsColdOrPoint(val)) continue;
-            seen++;
-            size_t size = rockSizingValueSize(d, dictGetKey(de), val, &movable);
-            if (!movable) continue;
-            sum += size + rockSizingCleanEntry(dictGetKey(de));
-            over += rockSizingCleanEntry(dictGetKey(de));
-            n++;
-        }
-        t.in_ram += seen / looked * keys;
-        t.movable += n / looked * keys;
-        t.bytes += sum / looked * keys;
-        t.entries += over / looked * keys;
-    }
-    rs.tick[rs.hot_next] = t;
-    rs.hot_next = (rs.hot_next + 1) % ROCK_SIZING_HOT_TICKS;
-    if (rs.hot_count < ROCK_SIZING_HOT_TICKS) rs.hot_count++;
+/* The model's background work, every cron tick (100 ms). */
+void rockSizingModelCron(void) {
+    if (rs.memory == 0) return;
+    rockSizingRecheck();
+    rockSizingFineCheck();
+    if (rs.filling) rockSizingFill();
 }
 
 /* The curve: shares of all value bytes, small to large, and the predicted
@@ -1070,9 +1008,4 @@ double rockSizingValueBytes(void) {
 
 double rockSizingValueCount(void) {
     return rs.n ? (double)rs.n / rockSizingRate() : 0;
-}
-
-int rockSizingTicks(const rockSizingTick **tick) {
-    *tick = rs.tick;
-    return rs.hot_count;
 }

@@ -1,7 +1,7 @@
 /* rock_sizing.h -- redis-rock: what the sizing model's two files share.
  *
- * rock_sizing.c (the sample, the miniature caches and the estimate of the
- * values in RAM) offers rock_sizing_ram.c (what a maxmemory leaves the
+ * rock_sizing.c (the sample and the miniature caches) offers
+ * rock_sizing_ram.c (the values in RAM now, what a maxmemory leaves the
  * values, and the predictions at a maxmemory) the curve and its
  * measures; rock_sizing_ram.c is the only caller, and rock_sizing.c calls
  * nothing of it. The hooks the rest of the server calls are in rock.h. */
@@ -10,14 +10,6 @@
 #define __REDIS_ROCK_SIZING_H
 
 #include "server.h"
-
-/* One cron tick's look at the values in RAM (rockSizingCron()): estimates,
- * from random keys, of how many values are in RAM, how many of them could
- * move, their RAM and their hot-clean entries'; and how full the memtables
- * were. */
-typedef struct rockSizingTick {
-    double in_ram, movable, bytes, entries, fill;
-} rockSizingTick;
 
 /* A hot-clean set's table holds 1 to 2 buckets an entry (it doubles when
  * full and shrinks once under a tenth full, rockKeysCron()): one and a half
@@ -36,8 +28,14 @@ int rockSizingCurve(double *x, double *r);
 double rockSizingValueBytes(void);
 double rockSizingValueCount(void);
 
-/* The ticks of the values-in-RAM estimate's window, oldest first or not:
- * their order does not matter. Returns how many. */
-int rockSizingTicks(const rockSizingTick **tick);
+/* What a value in RAM weighs (objectComputeSize()), and whether eviction
+ * would move it (*movable); the hot-clean entry a value paged in has besides. */
+size_t rockSizingValueSize(int dbid, sds key, robj *val, int *movable);
+size_t rockSizingCleanEntry(sds key);
+
+/* The model's background work (rockSizingCron() calls it first), and
+ * whether it has counted enough to predict (else why not). */
+void rockSizingModelCron(void);
+int rockSizingModelReady(const char **why);
 
 #endif

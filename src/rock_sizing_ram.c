@@ -11,9 +11,11 @@
  * eviction counts without RocksDB's, less the values in RAM now and the
  * hot-clean sets' tables, which move with them) and E(M) RocksDB's memory
  * at M (rockExternalMemoryAt(): its block cache and memtables are sized
- * from maxmemory). It offers rockSizingPredict() and rockSizingFor() to
- * ROCK SIZING and ROCK REPORT; it uses the model's curve, its estimate of
- * the values in RAM (rock_sizing.h), eviction's memory figures and the
+ * from maxmemory). It owns the estimate of the values in RAM now (their
+ * number exact, their weight sampled every cron tick), and offers
+ * rockSizingCron(), rockSizingReady(), rockSizingPredict() and
+ * rockSizingFor() to the rest of the server; it uses the model's curve and
+ * its per-value sizes (rock_sizing.h), eviction's memory figures and the
  * hot-clean sets' tables. */
 
 #include "server.h"
@@ -21,8 +23,100 @@
 
 #include <math.h>
 
-/* Values in RAM now (the model's measure), what of that is not in RAM, and
- * how full the memtables are. */
+#define ROCK_SIZING_HOT_SAMPLES 100     /* random keys per cron tick (100 ms) ... */
+#define ROCK_SIZING_HOT_TICKS 100       /* ...averaged over the last 10 s */
+
+/* One cron tick's look at the values in RAM (rockSizingCron()): estimates,
+ * from random keys, of how many values are in RAM, how many of them could
+ * move, their RAM and their hot-clean entries'; and how full the memtables
+ * were. */
+typedef struct rockSizingTick {
+    double in_ram, movable, bytes, entries, fill;
+} rockSizingTick;
+
+static struct {
+    rockSizingTick tick[ROCK_SIZING_HOT_TICKS]; /* a ring */
+    int next, count;
+    unsigned long long maxmemory; /* the maxmemory they were taken at */
+    int volatile_only;            /* ...and the policy's kind (what can move) */
+} hot;
+
+/* ---------------------------------------------------------------------------
+ * The values in RAM now
+ * ------------------------------------------------------------------------ */
+
+/* How many values are in RAM now is known exactly (keys less cold ones),
+ * as is how many have a hot-clean entry; what they weigh is sampled in the
+ * background: every cron tick (100 ms) looks at ROCK_SIZING_HOT_SAMPLES
+ * random keys of each db (a fraction of a millisecond), and the last
+ * ROCK_SIZING_HOT_TICKS ticks (10 s, up to 10,000 keys a db; started again
+ * when maxmemory or what can move changes) give the RAM per value in RAM.
+ * Their ratio, not their mean: a tick after a change of maxmemory sees
+ * more or fewer values in RAM than now, each about as heavy. */
+static void rockSizingHotTick(void) {
+    if (server.maxmemory != hot.maxmemory || rockVolatileOnly() != hot.volatile_only) {
+        /* What is in RAM, or what of it can move, changed: start again. */
+        hot.next = hot.count = 0;
+        hot.maxmemory = server.maxmemory;
+        hot.volatile_only = rockVolatileOnly();
+    }
+    rockSizingTick t = {0, 0, 0, 0, rockMemtablesFill()};
+    for (int d = 0; d < server.dbnum; d++) {
+        dict *dict = server.db[d].dict;
+        unsigned long keys = dictSize(dict);
+        if (keys == 0) continue;
+        double sum = 0, over = 0, n = 0, seen = 0;
+        int looked;
+        for (looked = 0; looked < ROCK_SIZING_HOT_SAMPLES; looked++) {
+            dictEntry *de = dictGetFairRandomKey(dict);
+            robj *val = dictGetVal(de);
+            int movable;
+            if (rockIsColdOrPoint(val)) continue;
+            seen++;
+            size_t size = rockSizingValueSize(d, dictGetKey(de), val, &movable);
+            if (!movable) continue;
+            sum += size + rockSizingCleanEntry(dictGetKey(de));
+            over += rockSizingCleanEntry(dictGetKey(de));
+            n++;
+        }
+        t.in_ram += seen / looked * keys;
+        t.movable += n / looked * keys;
+        t.bytes += sum / looked * keys;
+        t.entries += over / looked * keys;
+    }
+    hot.tick[hot.next] = t;
+    hot.next = (hot.next + 1) % ROCK_SIZING_HOT_TICKS;
+    if (hot.count < ROCK_SIZING_HOT_TICKS) hot.count++;
+}
+
+/* Every cron tick (100 ms): the model's own work, then, while values are
+ * on disk, a look at the values in RAM. */
+void rockSizingCron(void) {
+    rockSizingModelCron();
+    if (rockSizingMemory() && rockColdKeys() > 0) rockSizingHotTick();
+}
+
+/* Cron ticks in the values-in-RAM estimate's window (0 .. 100). */
+int rockSizingEstimateTicks(void) {
+    return hot.count;
+}
+
+/* Whether predictions can be made, and if not why: the model has counted
+ * enough, and with values on disk, the values in RAM have been weighed. */
+int rockSizingReady(const char **why) {
+    if (!rockSizingModelReady(why)) return 0;
+    if (rockColdKeys() > 0 && hot.count == 0) {
+        *why = "the estimate of the values in RAM has no sample yet (it takes one every 100 ms)";
+        return 0;
+    }
+    return 1;
+}
+
+/* The RAM of the movable values in RAM now with their hot-clean entries,
+ * as if every one had an entry, and what of that is not in RAM now: the
+ * entries of the values written and never moved out (`missing`); and how
+ * full the memtables are. With no value on disk, every value is in RAM:
+ * the model's own total. */
 static double rockSizingHotBytes(double values, double *missing, double *fill) {
     long long clean = 0, keys = 0;
     for (int d = 0; d < server.dbnum; d++) {
@@ -31,23 +125,21 @@ static double rockSizingHotBytes(double values, double *missing, double *fill) {
     }
     *missing = 0;
     *fill = rockMemtablesFill();
-    const rockSizingTick *tick;
-    int ticks = rockSizingTicks(&tick);
-    if (rockColdKeys() == 0 || ticks == 0) {
+    if (rockColdKeys() == 0 || hot.count == 0) {
         /* Every value in RAM, with a hot-clean entry if it was paged in. */
         double n = rockSizingValueCount();
         double entry = n > 0 ? (double)(sizeof(dictEntry) + 24 + ROCK_SIZING_BUCKET_SHARE) : 0;
         return values + (clean < n ? clean : n) * entry;
     }
     rockSizingTick sum = {0, 0, 0, 0, 0};
-    for (int i = 0; i < ticks; i++) {
-        sum.in_ram += tick[i].in_ram;
-        sum.movable += tick[i].movable;
-        sum.bytes += tick[i].bytes;
-        sum.entries += tick[i].entries;
-        sum.fill += tick[i].fill;
+    for (int i = 0; i < hot.count; i++) {
+        sum.in_ram += hot.tick[i].in_ram;
+        sum.movable += hot.tick[i].movable;
+        sum.bytes += hot.tick[i].bytes;
+        sum.entries += hot.tick[i].entries;
+        sum.fill += hot.tick[i].fill;
     }
-    *fill = sum.fill / ticks;
+    *fill = sum.fill / hot.count;
     double in_ram = (double)(keys - rockColdKeys());
     if (sum.in_ram == 0) {
         /* No value in RAM sampled in the window: they weigh as the average. */
@@ -59,6 +151,10 @@ static double rockSizingHotBytes(double values, double *missing, double *fill) {
     if (sum.movable > 0 && movable > clean) *missing = (movable - clean) * sum.entries / sum.movable;
     return in_ram * sum.bytes / sum.in_ram;
 }
+
+/* ---------------------------------------------------------------------------
+ * From the curve to a maxmemory
+ * ------------------------------------------------------------------------ */
 
 /* What the predictions rest on: Redis's memory that stays whatever
  * maxmemory is (keys, dicts, values that never move, the fixed part), all
