@@ -53,8 +53,8 @@
  * volatile-*) hits at any size: those hits are counted exactly, at every
  * access, not from the sample. A key seen first at an access enters every
  * cache uncounted (its history is unknown); after the model starts over
- * with keys there, a background scan takes them in first
- * (rockSizingFill()). The counts cover the accesses since the last CONFIG
+ * with keys there, a background scan takes them in first, and the counts
+ * start when it is done (rockSizingFill()). The counts cover the accesses since the last CONFIG
  * RESETSTAT, as value_hits_* do, or since the model last started over
  * (FLUSHALL, SWAPDB, a change of rock-sizing-memory or of the policy's kind,
  * LRU or LFU, whose fields differ). */
@@ -697,6 +697,8 @@ void rockSizingConfigure(void) {
  * Input: accesses, writes, deletions
  * ------------------------------------------------------------------------ */
 
+static int rockSizingLearn(int dbid, sds key, robj *val, uint64_t id);
+
 /* The policy changed kind (LRU <-> LFU: the fields kept mean nothing now;
  * allkeys-* <-> volatile-*: what can move is another set): start over. */
 static void rockSizingCheckPolicy(void) {
@@ -801,8 +803,13 @@ void rockSizingHitInRam(redisDb *db, sds key, robj *val) {
  * written is in RAM at any maxmemory. (A value modified in place was looked
  * up first: rockSizingAccess() saw it, at its size before the change.) */
 void rockSizingWrite(redisDb *db, sds key, robj *val, uint64_t id) {
-    if (rockIsColdOrPoint(val)) return; /* RENAME of a cold value: not written */
     rockSizingCheckPolicy();
+    if (rockIsColdOrPoint(val)) {
+        /* A value on disk under a new key (a warm start's load, RENAME):
+         * not written, but there. */
+        if (rockSizingInSample(id) && rs.index.table[rockSizingSlot(id)] == 0) rockSizingLearn(db->id, key, val, id);
+        return;
+    }
     int movable = rockSentinelOf(val) != NULL;
     size_t size = 0;
     /* A collection is added empty and filled after (dbAdd() from LPUSH,
@@ -842,57 +849,71 @@ void rockSizingRemove(redisDb *db, sds key) {
  * Zipf workload's tail, which misses in RAM, is missing from both. 20,000
  * x 1 KB under allkeys-lru, switched to allkeys-lfu after 60,000 GETs:
  * 0.912 predicted at 2 x where 0.862 is measured. So a reset with keys
- * there scans the keyspace in the background and enters every sampled key
- * it finds, as a write would, into every cache: a value in RAM with its
- * size, its field and its hot-clean entry if it has one; a value on disk,
- * whose size and field are on disk only, with the mean size of the
- * sampled values and the coldest field, so that a cache evicts it first
- * (the policy put it there) and only a cache with room for all of it keeps
- * it. The counts start when the scan is done: until then a key's first
- * access is still uncounted. ROCK SIZING says it is learning meanwhile. */
+ * there scans the keyspace in the background and takes in every sampled
+ * key it has not seen (rockSizingLearn()); the counts start when the scan
+ * is done (until then a key's first access is still uncounted), and ROCK
+ * SIZING says it is learning meanwhile. A FLUSHALL resets the model before
+ * the keys go, so a full sync or DEBUG RELOAD scans what it loaded (the
+ * keys written are known already: the scan only restarts the counts). */
 
-#define ROCK_SIZING_FILL_VISITS 20000 /* keys looked at per cron tick (100 ms) */
+#define ROCK_SIZING_FILL_VISITS 20000 /* buckets and keys looked at per cron tick (100 ms) ... */
+#define ROCK_SIZING_FILL_TAKEN 1000   /* ...and sampled keys taken in */
 
 typedef struct rockSizingFillCtx {
     int dbid;
-    long visits;
+    long visits, taken;
 } rockSizingFillCtx;
 
-/* The field of a value colder than any other under the policy. */
+/* The field of a value colder than any other under the policy: an LFU
+ * counter of 0, or an LRU clock half its range ago (97 days: it stays that
+ * old, where one tick ago would read as new once the clock has moved and
+ * wrapped round). */
 static uint32_t rockSizingColdest(void) {
-    if (rs.lfu) return (uint32_t)(LFUGetTimeInMinutes() << 8); /* counter 0, decayed to now */
-    return (LRU_CLOCK() + 1) & LRU_CLOCK_MAX; /* idle LRU_CLOCK_MAX - 1 */
+    if (rs.lfu) return (uint32_t)(LFUGetTimeInMinutes() << 8);
+    return (uint32_t)((LRU_CLOCK() + LRU_CLOCK_MAX / 2 + 1) & LRU_CLOCK_MAX);
 }
 
-static void rockSizingFillKey(void *privdata, const dictEntry *de) {
-    rockSizingFillCtx *ctx = privdata;
-    sds key = dictGetKey(de);
-    robj *val = dictGetVal(de);
-    ctx->visits++;
-    uint64_t id = rockSizingHash(ctx->dbid, (const unsigned char *)key, sdslen(key));
-    if (!rockSizingInSample(id)) return;
-    uint32_t slot = rockSizingSlot(id);
-    if (rs.index.table[slot]) return; /* read or written since the start */
+/* Take in sampled key `key` of db `dbid` (id `id`, not in the sample yet,
+ * value `val`), whose past the model does not know, into every cache, as a
+ * write would: a value in RAM with its size, its field and its hot-clean
+ * entry if it has one; a value on disk, whose size and field are on disk
+ * only, with the mean size of the sampled values and the coldest field, so
+ * that a cache evicts it first (the policy put it there) and only a cache
+ * with room for all of it keeps it. A split collection on disk is taken at
+ * that mean size too, until its next access. Returns 1 if taken in. */
+static int rockSizingLearn(int dbid, sds key, robj *val, uint64_t id) {
     size_t size;
     int movable, paged = 0;
     uint32_t field;
     if (!rockIsColdOrPoint(val)) {
-        size = rockSizingValueSize(ctx->dbid, key, val, &movable);
+        size = rockSizingValueSize(dbid, key, val, &movable);
         field = val->lru;
-        paged = dictFind(rock_ks.dbs[ctx->dbid].clean, key) != NULL;
+        paged = dictFind(rock_ks.dbs[dbid].clean, key) != NULL;
     } else {
-        if (rs.movable_n == 0) return; /* no size to give it: its first access will */
+        /* No size to give it (no sampled value weighed yet): its first
+         * access will. */
+        if (rs.movable_n == 0 || rs.bytes / rs.movable_n == 0) return 0;
         size = (size_t)(rs.bytes / rs.movable_n);
-        movable = !rs.volatile_only || dictFind(server.db[ctx->dbid].expires, key) != NULL;
+        movable = !rs.volatile_only || dictFind(server.db[dbid].expires, key) != NULL;
         field = rockSizingColdest();
     }
-    uint32_t k = rockSizingNew(slot, id, key);
+    uint32_t k = rockSizingNew(rockSizingSlot(id), id, key);
     rs.keys[k].field = field;
     rockSizingSetValue(k, size, movable);
     if (rs.keys[k].movable)
         for (int j = 0; j < ROCK_SIZING_CACHES; j++) rockSizingCacheAdd(j, k, paged);
     if (rs.n > rs.max) rockSizingShrink();
     else rockSizingFitAll();
+    return 1;
+}
+
+static void rockSizingFillKey(void *privdata, const dictEntry *de) {
+    rockSizingFillCtx *ctx = privdata;
+    sds key = dictGetKey(de);
+    ctx->visits++;
+    uint64_t id = rockSizingHash(ctx->dbid, (const unsigned char *)key, sdslen(key));
+    if (!rockSizingInSample(id) || rs.index.table[rockSizingSlot(id)]) return;
+    ctx->taken += rockSizingLearn(ctx->dbid, key, dictGetVal(de), id);
 }
 
 /* The scan is done: the counts start now. */
@@ -905,17 +926,20 @@ static void rockSizingFillDone(void) {
     rs.base = rs.fine_base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
 }
 
-/* One cron tick of the scan: ROCK_SIZING_FILL_VISITS keys at most (about
- * a millisecond; 10,000,000 keys take 50 s). */
+/* One cron tick of the scan: at most ROCK_SIZING_FILL_VISITS buckets and
+ * keys (a sparse table's empty buckets count: it is the walk that costs)
+ * and ROCK_SIZING_FILL_TAKEN keys taken in (each weighs its value and
+ * enters 16 caches): about a millisecond; 10,000,000 keys take 50 s. */
 static void rockSizingFill(void) {
-    rockSizingFillCtx ctx = {0, 0};
-    while (ctx.visits < ROCK_SIZING_FILL_VISITS) {
+    rockSizingFillCtx ctx = {0, 0, 0};
+    while (ctx.visits < ROCK_SIZING_FILL_VISITS && ctx.taken < ROCK_SIZING_FILL_TAKEN) {
         if (rs.fill_db >= server.dbnum) {
             rockSizingFillDone();
             return;
         }
         dict *d = server.db[rs.fill_db].dict;
         ctx.dbid = rs.fill_db;
+        ctx.visits++;
         if (dictSize(d)) rs.fill_cursor = dictScan(d, rs.fill_cursor, rockSizingFillKey, NULL, &ctx);
         if (dictSize(d) == 0 || rs.fill_cursor == 0) {
             rs.fill_db++;
@@ -955,7 +979,7 @@ int rockSizingModelReady(const char **why) {
     }
     if (rs.filling) {
         snprintf(buf, sizeof(buf), "the model started over and is still learning the keys already there (db %d of %d)",
-                 rs.fill_db, server.dbnum);
+                 rs.fill_db + 1, server.dbnum);
         *why = buf;
         return 0;
     }
@@ -975,6 +999,7 @@ int rockSizingModelReady(const char **why) {
 /* The model's background work, every cron tick (100 ms). */
 void rockSizingModelCron(void) {
     if (rs.memory == 0) return;
+    rockSizingCheckPolicy(); /* a policy switched with no access since: start over now */
     rockSizingRecheck();
     rockSizingFineCheck();
     if (rs.filling) rockSizingFill();

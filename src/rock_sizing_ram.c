@@ -93,7 +93,13 @@ static void rockSizingHotTick(void) {
  * on disk, a look at the values in RAM. */
 void rockSizingCron(void) {
     rockSizingModelCron();
-    if (rockSizingMemory() && rockColdKeys() > 0) rockSizingHotTick();
+    if (rockSizingMemory() && rockColdKeys() > 0) {
+        rockSizingHotTick();
+    } else {
+        /* Every value in RAM (FLUSHALL, a sync, the model off): the window
+         * starts again when values are on disk again. */
+        hot.next = hot.count = 0;
+    }
 }
 
 /* Cron ticks in the values-in-RAM estimate's window (0 .. 100). */
