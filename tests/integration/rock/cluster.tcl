@@ -89,26 +89,39 @@ proc rc_slots_masters {i} {
 # Every node of `live` says cluster_state:ok and the same slot map, every
 # replica's link is up, and (when `check` is set) `redis-cli --cluster check`
 # finds nothing wrong (no open slot, every slot covered, all nodes agree).
+# Whether the live nodes agree and are settled; when not, ::rc_unstable
+# says what was not (for the failure message).
 proc rc_cluster_stable {live {check 1}} {
     set base {}
     foreach i $live {
-        if {[rc_cinfo $i cluster_state] ne "ok"} { return 0 }
+        if {[rc_cinfo $i cluster_state] ne "ok"} {
+            set ::rc_unstable "node $i: cluster_state [rc_cinfo $i cluster_state]"
+            return 0
+        }
         set s [rc_slots_masters $i]
-        if {$base eq {}} { set base $s } elseif {$s ne $base} { return 0 }
+        if {$base eq {}} { set base $s } elseif {$s ne $base} {
+            set ::rc_unstable "node $i sees other slot owners"
+            return 0
+        }
         if {[rc_master_of $i] != -1 &&
-            [status [rc_client $i] master_link_status] ne "up"} { return 0 }
+            [status [rc_client $i] master_link_status] ne "up"} {
+            set ::rc_unstable "node $i: master_link_status [status [rc_client $i] master_link_status]"
+            return 0
+        }
     }
-    if {$check && [catch {exec src/redis-cli --cluster check 127.0.0.1:[rc_port [lindex $live 0]]}]} {
+    if {$check && [catch {exec src/redis-cli --cluster check 127.0.0.1:[rc_port [lindex $live 0]]} out]} {
+        set ::rc_unstable "--cluster check: [lrange [split $out \n] end-5 end]"
         return 0
     }
     return 1
 }
 
 proc rc_wait_stable {live {check 1}} {
+    set ::rc_unstable {}
     wait_for_condition 600 100 {
         [rc_cluster_stable $live $check]
     } else {
-        fail "cluster did not stabilize: [[rc_client [lindex $live 0]] cluster nodes]"
+        fail "cluster did not stabilize ($::rc_unstable): [[rc_client [lindex $live 0]] cluster nodes]"
     }
 }
 
@@ -552,11 +565,12 @@ start_multiple_servers 6 [list overrides $base_conf] {
                 fail "node $r was not promoted"
             }
             # No `--cluster check` while a node is stopped (it would wait on it).
+            set ::rc_unstable {}
             wait_for_condition 600 100 {
                 [rc_cluster_stable $live 0] &&
                 [lsearch [rc_slot_owners $r] $m] == -1
             } else {
-                fail "cluster did not recover without node $m"
+                fail "cluster did not recover without node $m ($::rc_unstable)"
             }
             assert_equal $keys [rc_field $r cold_keys]
             rc_check_all $r
