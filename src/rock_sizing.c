@@ -919,10 +919,7 @@ static void rockSizingFillKey(void *privdata, const dictEntry *de) {
 /* The scan is done: the counts start now. */
 static void rockSizingFillDone(void) {
     rs.filling = 0;
-    for (int j = 0; j < ROCK_SIZING_CACHES; j++) rs.cache[j].misses = 0;
-    for (int f = 0; f < ROCK_SIZING_FINE; f++) rs.fine[f].misses = 0;
-    rs.fixed_accesses = 0;
-    rs.sampled = 0;
+    rockSizingResetStats();
     rs.base = rs.fine_base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
 }
 
