@@ -5,7 +5,9 @@
 #   SUITES="rock" tests/run.sh    only the named suites
 #
 # Suites:
-#   upstream-rock-off  the upstream Tcl suite, rock-enabled no
+#   upstream-rock-off  the upstream Tcl suite, rock-enabled no (not in the
+#                      default run: `make test-upstream-off`; rock-on runs
+#                      every hook with the store open)
 #   upstream-rock-on   the upstream Tcl suite, rock-enabled yes (idle tier)
 #   rock               the project's own Tcl tests (tests/unit/rock, tests/integration/rock)
 #   upstream-evict-all the upstream Tcl suite, rock-enabled yes with
@@ -44,7 +46,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tree="$top/build/redis"
 logs="$top/build/test-logs"
 clients=${TEST_CLIENTS:-16}
-suites=${SUITES:-upstream-rock-off upstream-rock-on rock evict-all-subset diff soak metric bench}
+suites=${SUITES:-upstream-rock-on rock evict-all-subset diff soak metric bench}
 skipfile="$top/tests/upstream-known-failures.txt"
 
 [ -x "$tree/src/redis-server" ] || { echo "run.sh: build first (make)"; exit 1; }
