@@ -664,6 +664,7 @@ void rockCommandDone(void);
 /* rock_floor.c: the maxmemory floor, and warnings under it. */
 void rockFloorCron(void);
 long long rockFloor(void);
+long long rockFloorWalks(void);
 
 /* rock_read.c: paging in before a command runs, off the event loop. */
 int rockPrepareCommand(client *c);

@@ -47,12 +47,13 @@ static struct {
     double avg_movable;    /* the last complete walk's average movable value */
     double avg_entry;      /* ...and hot-clean entry */
     long long fixed_done;  /* ...and values that can't move, -1: no walk yet */
+    long long walks;       /* walks completed */
     mstime_t warned_ms;    /* the last warning that the policy acts */
     mstime_t seen_nothing_movable;
     unsigned long long maxmemory; /* as last checked */
     int seen_first;
     long long before;      /* the floor at the last tick with that maxmemory */
-} rock_floor = {0, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1};
+} rock_floor = {0, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, -1};
 
 /* A value in RAM: one eviction could move (counted with its RAM, as
  * MEMORY USAGE counts it without the key), or one that stays. */
@@ -85,6 +86,7 @@ static void rockFloorWalk(void) {
                 rock_floor.avg_entry = (double)rock_floor.entry_bytes / rock_floor.movable;
             }
             rock_floor.fixed_done = rock_floor.fixed;
+            rock_floor.walks++;
             rock_floor.dbid = 0;
             rock_floor.cursor = 0;
             rock_floor.movable_bytes = rock_floor.entry_bytes = 0;
@@ -157,6 +159,12 @@ void rockFloorCron(void) {
         rockEvictCountPolicyDeletes();
         rockFloorWarnPolicy();
     }
+}
+
+/* Walks completed: a figure reflects a change to the keyspace once a walk
+ * that started after it has completed (the count has gone up by two). */
+long long rockFloorWalks(void) {
+    return rock_floor.walks;
 }
 
 /* The floor now, by the last complete walk; -1 before one completes. */

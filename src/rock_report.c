@@ -141,6 +141,7 @@ static int rockCollectFigures(rockFigure *f) {
     f[n++] = (rockFigure){"clean_drops", s.clean_drops};
     f[n++] = (rockFigure){"external_overshoots", s.external_overshoots};
     f[n++] = (rockFigure){"maxmemory_floor", rockFloor()};
+    f[n++] = (rockFigure){"maxmemory_floor_walks", rockFloorWalks()};
     f[n++] = (rockFigure){"nothing_movable_deletes", s.nothing_movable_deletes};
     f[n++] = (rockFigure){"eviction_samples", s.eviction_samples};
     f[n++] = (rockFigure){"fork_waits", s.fork_waits};
