@@ -1264,6 +1264,8 @@ class Gen:
 # FLUSHDB, DEBUG RELOAD and BGSAVE + DEBUG RELOAD NOSAVE.
 
 BIG_TYPES = "HSZ"           # hash, set, sorted set
+COMMANDS = 200000      # commands per mode by default
+BIG_COMMANDS = 80000   # in the big mode (see commands_of())
 BIG_SIZES = "2000,3000,4000,5000"  # elements of each type's keys (one key per size)
 # rock's maxmemory in the big mode (the other modes' 2 MB; it was 12 MB while
 # the point-write table bug stood, see KNOWN_BUGS).
@@ -2480,6 +2482,16 @@ def render(ops):
 
 # --------------------------------------------------------------------------
 
+def commands_of(mode, args):
+    """Commands to run in a mode: --commands, or by default 200,000, and
+    80,000 in the big mode, whose whole-value commands each page in a
+    collection of thousands of elements (evict-all moves it out again after
+    every command), so that the default run stays a few minutes."""
+    if args.commands:
+        return args.commands
+    return BIG_COMMANDS if MODES[mode][1] else COMMANDS
+
+
 def maxmemory_of(mode, args):
     if MODES[mode][1]:
         return args.big_maxmemory
@@ -2584,7 +2596,7 @@ def run_mode(mode, args, log):
         runner = Runner(servers, args.batch)
         gen = make_gen(mode, args)
         log("diff: mode %s: seed %d, %d commands, stock :%d, rock :%d (maxmemory %s, rock-debug-evict-all %s%s)" %
-            (mode, args.seed, args.commands, ports[0], ports[1], maxmemory_of(mode, args), "yes" if MODES[mode][0] else "no",
+            (mode, args.seed, commands_of(mode, args), ports[0], ports[1], maxmemory_of(mode, args), "yes" if MODES[mode][0] else "no",
              "; big collections: %d per type of %s elements" % (len(gen.sizes), args.big_sizes)
              if MODES[mode][1] else ""))
         recorded = []
@@ -2603,7 +2615,7 @@ def run_mode(mode, args, log):
                     (mode, n, time.time() - t0, rep.get("cold_keys"), rep.get("keys")))
 
         d, nops = runner.run(stream(), digest_every=args.digest_every, progress=progress,
-                             stop_commands=args.commands)
+                             stop_commands=commands_of(mode, args))
         elapsed = time.time() - t0
         rep = report(rock)
         maxcold[0] = max(maxcold[0], int(rep.get("cold_keys", 0) or 0))
@@ -2788,7 +2800,8 @@ def main():
     p.add_argument("--stock", default=os.path.join(top, "build/stock/src/redis-server"))
     p.add_argument("--rock", default=os.path.join(top, "build/redis/src/redis-server"))
     p.add_argument("--seed", default="1", help="integer, or 'random'")
-    p.add_argument("--commands", "-n", type=int, default=200000, help="commands per mode (default 200000)")
+    p.add_argument("--commands", "-n", type=int, default=0,
+                   help="commands per mode (default %d; %d in the big mode)" % (COMMANDS, BIG_COMMANDS))
     p.add_argument("--mode", choices=list(MODES) + list(MODE_SETS), default="all",
                    help="off, on, big, both (= off on) or all (= off on big; the default)")
     p.add_argument("--maxmemory", default="2mb", help="rock's maxmemory (default 2mb)")

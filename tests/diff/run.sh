@@ -5,7 +5,7 @@
 # rock-debug-evict-all off and on, then the big-collection mode.
 # See tests/diff/diff.py and docs/compatibility.md.
 #
-#   tests/diff/run.sh                         the default bounded run (modes off, on, big; 200,000 commands each)
+#   tests/diff/run.sh                         the default bounded run (modes off, on: 200,000 commands each; big: 80,000)
 #   tests/diff/run.sh --seed 7 --commands 2000000 --mode on
 #   tests/diff/run.sh --mode big --big-sizes 1000,2000   the big-collection mode alone, smaller keys
 #   tests/diff/run.sh --help                  every option
