@@ -19,6 +19,20 @@ proc rock_uniform_gets {n count} {
     $rd close
 }
 
+# SETs of keys named by format `fmt` (with i = 0..n-1), each value `fill`
+# repeated [expr $len] times (an expression of i) with `extra` arguments
+# after it, pipelined: round trips one by one cost minutes under the
+# 16-client suite.
+proc rock_sets {n fmt len fill {extra {}}} {
+    set rd [redis_deferring_client]
+    for {set i 0} {$i < $n} {incr i} {
+        $rd set [format $fmt $i] [string repeat $fill [expr $len]] {*}$extra
+        if {$i % 100 == 99} { for {set j 0} {$j < 100} {incr j} { $rd read } }
+    }
+    for {set j 0} {$j < $n % 100} {incr j} { $rd read }
+    $rd close
+}
+
 # GETs of keys k0..k(n-1) (or named by format `fmt`) by a Zipf-like law
 # (rank r with weight 1/r), rank r on key (r * mult) % n (mult prime to n),
 # pipelined.
@@ -194,7 +208,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
 
     test {ROCK SIZING with the tier idle: every value in RAM, the curve still says what fits} {
         r config set maxmemory 0
-        for {set i 0} {$i < 4000} {incr i} { r set k$i [string repeat x [expr {200 + $i % 400}]] }
+        rock_sets 4000 k%d {200 + $i % 400} x
         rock_uniform_gets 4000 20000
         set rep [rock_report]
         assert_equal 0 [dict get $rep cold_keys]
@@ -232,7 +246,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         # Values 300-700 bytes, twice maxmemory's worth: about half on disk.
         r flushall
         r config set maxmemory-policy allkeys-lru
-        for {set i 0} {$i < 20000} {incr i} { r set k$i [string repeat x [expr {300 + $i % 400}]] }
+        rock_sets 20000 k%d {300 + $i % 400} x
         set mm [expr {[s used_memory] / 2}]
         r config set maxmemory $mm
         wait_for_condition 100 100 {
@@ -259,7 +273,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         r config set maxmemory 0
         r config set maxmemory-policy allkeys-lru
         set n 40000
-        for {set i 0} {$i < $n} {incr i} { r set k$i [string repeat z 500] }
+        rock_sets $n k%d 500 z
         r config set maxmemory [expr {[s used_memory] / 4}]
         wait_for_condition 100 100 {
             [dict get [rock_report] cold_keys] > $n / 2 && [rock_info_field rock_maxmemory_floor] > 0
@@ -297,7 +311,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         set n 40000
         # Names of 16 bytes, as bench 10's: the allocator gives their copy
         # in a hot-clean entry 24 bytes, as the model charges it.
-        for {set i 0} {$i < $n} {incr i} { r set [format key:%012d $i] [string repeat w 500] }
+        rock_sets $n key:%012d 500 w
         set mm [expr {[s used_memory] / 2}]
         r config set maxmemory $mm
         wait_for_condition 100 100 {
@@ -333,7 +347,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         r config set maxmemory 0
         r config set maxmemory-policy $from
         set n 20000
-        for {set i 0} {$i < $n} {incr i} { r set k$i [string repeat y 1000] }
+        rock_sets $n k%d 1000 y
         set mm [expr {[s used_memory] / 4}]
         r config set maxmemory $mm
         wait_for_condition 100 100 {
@@ -444,7 +458,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         r config set rock-sizing-sample-every 1
         # SET ... EX adds the value before its TTL: whether it can move is
         # known once the command is done.
-        for {set i 0} {$i < 10000} {incr i} { r set k$i [string repeat x 800] ex 100000 }
+        rock_sets 10000 k%d 800 x {ex 100000}
         set all [s used_memory]
         r config set maxmemory [expr {$all / 2}]
         wait_for_condition 100 100 {
