@@ -452,6 +452,7 @@ void rockSplitForget(rockDb *rdb, sds key, sds skey);
 client *rockCallEnter(client *c);
 void rockCallLeave(client *c, client *prev, long long dirty_before);
 long long rockColdKeys(void);
+long long rockCleanKeys(long long *table_bytes);
 rockSplitInfo *rockSplitLookup(int dbid, sds key);
 sds rockReadRecord(int dbid, sds key, int *from_pending, int page_in);
 void rockSplitAdopt(int dbid, sds key, rockSplitInfo *si);

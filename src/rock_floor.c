@@ -170,12 +170,8 @@ long long rockFloorWalks(void) {
 /* The floor now, by the last complete walk; -1 before one completes. */
 long long rockFloor(void) {
     if (rock_floor.fixed_done < 0 || !rock_store.db) return -1;
-    long long keys = 0, clean = 0, clean_table = 0;
-    for (int j = 0; j < server.dbnum; j++) {
-        keys += dictSize(server.db[j].dict);
-        clean += dictSize(rock_ks.dbs[j].clean);
-        clean_table += (long long)dictSlots(rock_ks.dbs[j].clean) * (long long)sizeof(dictEntry *);
-    }
+    long long keys = 0, clean_table, clean = rockCleanKeys(&clean_table);
+    for (int j = 0; j < server.dbnum; j++) keys += dictSize(server.db[j].dict);
     long long hot = keys - rockColdKeys(), movable = hot - rock_floor.fixed_done;
     /* A value paged in and not modified since has a hot-clean entry, which
      * goes when the value moves out again: at 500-byte values under memory

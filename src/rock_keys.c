@@ -528,6 +528,19 @@ long long rockColdKeys(void) {
     return rock_ks.cold;
 }
 
+/* The hot-clean sets' entries over every database, and the bytes of their
+ * tables' bucket arrays (*table_bytes), which grow and shrink with them
+ * (rockKeysCron()) and so count apart from the fixed part. */
+long long rockCleanKeys(long long *table_bytes) {
+    long long entries = 0, bytes = 0;
+    for (int j = 0; rock_ks.dbs && j < server.dbnum; j++) {
+        entries += dictSize(rock_ks.dbs[j].clean);
+        bytes += (long long)dictSlots(rock_ks.dbs[j].clean) * (long long)sizeof(dictEntry *);
+    }
+    if (table_bytes) *table_bytes = bytes;
+    return entries;
+}
+
 /* The record of a cold key, read synchronously: from the pending buffer if
  * its write is not committed yet (*from_pending set), else from RocksDB.
  * NULL when it can't be read: a RocksDB error or a missing record, both

@@ -101,14 +101,13 @@ static int rockCollectFigures(rockFigure *f) {
     rockStats s;
     if (rock_store.db) rockEvictCountPolicyDeletes();
     rockStatsTotal(&s);
-    long long keys = 0, expires = 0, cold = rockColdKeys(), clean = 0, clean_table = 0, stale = 0, split = 0, cold_sum = 0;
+    long long clean_table, clean = rockCleanKeys(&clean_table);
+    long long keys = 0, expires = 0, cold = rockColdKeys(), stale = 0, split = 0, cold_sum = 0;
     for (int j = 0; j < server.dbnum; j++) {
         keys += dictSize(server.db[j].dict);
         expires += dictSize(server.db[j].expires);
         if (rock_ks.dbs) {
             cold_sum += rock_ks.dbs[j].cold;
-            clean += dictSize(rock_ks.dbs[j].clean);
-            clean_table += (long long)dictSlots(rock_ks.dbs[j].clean) * (long long)sizeof(dictEntry *);
             stale += dictSize(rock_ks.dbs[j].stale);
             split += dictSize(rock_ks.dbs[j].split);
         }

@@ -176,12 +176,8 @@ typedef struct rockSizingView {
  * charged again at half of it, where 1,600 values fit: 500-byte values at
  * 0.5 x read 7 points low. */
 static double rockSizingCleanTables(void) {
-    double tables = 0, entries = 0;
-    for (int d = 0; d < server.dbnum; d++) {
-        tables += (double)dictSlots(rock_ks.dbs[d].clean) * sizeof(dictEntry *);
-        entries += (double)dictSize(rock_ks.dbs[d].clean);
-    }
-    return tables - entries * ROCK_SIZING_BUCKET_SHARE;
+    long long tables, entries = rockCleanKeys(&tables);
+    return (double)tables - (double)entries * ROCK_SIZING_BUCKET_SHARE;
 }
 
 static void rockSizingBase(rockSizingView *v) {
