@@ -56,6 +56,8 @@ LAYERS = {
     "rock_read": 3,
     "rock_sizing": 3,
     "rock_sizing_ram": 3,
+    "rock_sizing_fine": 3,
+    "rock_sizing_cache": 3,
     "rock_hooks": 3,
     "rock_snapshot": 3,
     # 4. top: lifecycle and config hooks, commands, ROCK REPORT / INFO rock.

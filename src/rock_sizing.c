@@ -27,7 +27,7 @@
  *     a value paged in has besides (a value written, or never moved out,
  *     has none).
  *   - the ROCK_SIZING_FINE smallest caches are replayed a second time, from
- *     a sample ROCK_SIZING_FINE_DENSITY times as dense (rockSizingFine):
+ *     a sample ROCK_SIZING_FINE_DENSITY times as dense (rock_sizing_fine.c):
  *     at 1 key in 128, the smallest cache follows about 6 keys, and which
  *     hot keys a sample holds moves its share by 10 points either way. A
  *     fine cache keeps only its residents (a key out of every cache needs
@@ -65,15 +65,10 @@
 
 #include <math.h>
 
-#define ROCK_SIZING_SHARE_STEP 0.5     /* cache j: 2^(-0.5 (j+1)) of the bytes */
 #define ROCK_SIZING_MAX_KEYS 65535     /* cache positions are 16 bits */
 #define ROCK_SIZING_MIN_KEYS 64
 #define ROCK_SIZING_MIN_SAMPLED 100    /* sampled accesses before predictions */
-#define ROCK_SIZING_ALL (1ULL << 32)   /* threshold that samples every key */
 #define ROCK_SIZING_RECHECK 256        /* sampled keys whose TTL may have changed */
-#define ROCK_SIZING_FINE 6             /* the smallest caches, replayed again ... */
-#define ROCK_SIZING_FINE_DENSITY 16    /* ...from a sample this many times as dense */
-#define ROCK_SIZING_FINE_ROOM 1.5      /* residents allocated per expected resident */
 
 typedef struct rockSizingKey {
     uint64_t id;       /* hash of db and name */
@@ -93,35 +88,6 @@ typedef struct rockSizingCache {
     double misses;     /* estimated misses of all keys since the reset */
 } rockSizingCache;
 
-/* A resident of a fine cache (the key's own entry: it is in no other). */
-typedef struct rockSizingFineKey {
-    uint64_t id;       /* hash of db and name (first: rockSizingIndex) */
-    uint32_t size;     /* RAM bytes of the value */
-    uint32_t field;    /* its LRU/LFU field */
-    uint8_t paged;     /* paged in (it has a hot-clean entry) */
-    uint8_t entry;     /* its hot-clean entry's bytes / 8 */
-} rockSizingFineKey;
-
-/* An open-addressing table of ids (index + 1, 0 empty) over an array of
- * records whose first field is the id: the sample's keys, and each fine
- * cache's residents. */
-typedef struct rockSizingIndex {
-    uint32_t *table;
-    uint32_t mask;
-    const void *base;  /* the records */
-    size_t stride;     /* sizeof one */
-} rockSizingIndex;
-
-/* One of the smallest caches again, over the denser sample. */
-typedef struct rockSizingFine {
-    rockSizingFineKey *res; /* the residents */
-    rockSizingIndex index;
-    uint32_t count, max;
-    uint64_t used;     /* their value bytes */
-    double misses;     /* estimated misses of all keys since the reset */
-    int overflowed;    /* outgrew max since it started: not used */
-} rockSizingFine;
-
 static struct {
     size_t memory;          /* bytes allocated for the model (0: off) */
     long long configured;   /* the budget it was built for (rockSizingBudget()) */
@@ -136,16 +102,12 @@ static struct {
     unsigned long fill_cursor;
     rockSizingCache cache[ROCK_SIZING_CACHES];
     double share[ROCK_SIZING_CACHES];
-    rockSizingFine fine[ROCK_SIZING_FINE]; /* fine[f]: cache ROCK_SIZING_CACHES - ROCK_SIZING_FINE + f */
-    int fine_live;          /* the fine caches run (rockSizingFineCheck()) */
-    long long fine_base;    /* value accesses already counted when they started */
     long long fixed_accesses; /* accesses to values eviction would not move */
     long long sampled;      /* sampled accesses counted */
     long long base;         /* value accesses already counted when it began */
     int lfu;                /* the fields are LFU counters */
     int volatile_only;      /* only keys with a TTL move (volatile-*) */
     long long every;        /* rock-sizing-sample-every it started with */
-    uint64_t rand;
 } rs;
 
 /* Sampled keys modified under volatile-*, whether they can move to be
@@ -158,11 +120,10 @@ static struct {
 } rs_recheck[ROCK_SIZING_RECHECK];
 static int rs_recheck_count;
 
-/* Keys are in the sample when (rockSizingHash() & 0xffffffff) < this, and
- * in the fine caches' denser sample under rock_sizing_fine_threshold (rock.h
- * asks about that one); 0 while the model is off. */
+/* Keys are in the sample when (rockSizingHash() & 0xffffffff) < this (and
+ * in the fine caches' denser sample under rock_sizing_fine_threshold, in
+ * rock_sizing_fine.c); 0 while the model is off. */
 uint64_t rock_sizing_threshold;
-uint64_t rock_sizing_fine_threshold;
 
 static int rockSizingInSample(uint64_t id) {
     return (id & 0xffffffffULL) < rock_sizing_threshold;
@@ -171,50 +132,6 @@ static int rockSizingInSample(uint64_t id) {
 /* ---------------------------------------------------------------------------
  * Keys, caches
  * ------------------------------------------------------------------------ */
-
-static uint32_t rockSizingRandom(uint32_t n) {
-    rs.rand ^= rs.rand << 13;
-    rs.rand ^= rs.rand >> 7;
-    rs.rand ^= rs.rand << 17;
-    return (uint32_t)(rs.rand % n);
-}
-
-static uint64_t rockSizingIdAt(const rockSizingIndex *x, uint32_t i) {
-    return *(const uint64_t *)((const char *)x->base + (size_t)i * x->stride);
-}
-
-/* The table slot holding `id`, or the empty slot where it would go. */
-static uint32_t rockSizingIndexSlot(const rockSizingIndex *x, uint64_t id) {
-    uint32_t i = (uint32_t)(id >> 32) & x->mask;
-    while (x->table[i] && rockSizingIdAt(x, x->table[i] - 1) != id) i = (i + 1) & x->mask;
-    return i;
-}
-
-/* Empty slot i, moving later entries of its run back (no tombstones). */
-static void rockSizingIndexDelete(rockSizingIndex *x, uint32_t i) {
-    uint32_t j = i;
-    for (;;) {
-        j = (j + 1) & x->mask;
-        if (x->table[j] == 0) break;
-        uint32_t home = (uint32_t)(rockSizingIdAt(x, x->table[j] - 1) >> 32) & x->mask;
-        int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-        if (!between) {
-            x->table[i] = x->table[j];
-            i = j;
-        }
-    }
-    x->table[i] = 0;
-}
-
-/* A table with room for `max` records at a load of at most a half. */
-static void rockSizingIndexInit(rockSizingIndex *x, const void *base, size_t stride, size_t max) {
-    size_t slots = 1;
-    while (slots < 2 * (max + 1)) slots <<= 1;
-    x->mask = (uint32_t)(slots - 1);
-    x->table = zcalloc(sizeof(uint32_t) * slots);
-    x->base = base;
-    x->stride = stride;
-}
 
 static uint32_t rockSizingSlot(uint64_t id) {
     return rockSizingIndexSlot(&rs.index, id);
@@ -248,38 +165,15 @@ static void rockSizingCacheDel(int j, uint32_t k) {
     e->paged &= ~(1u << j);
 }
 
-/* How cold a field is under the policy: larger goes first (rock_evict.c's
- * rockColdness(), on a field kept outside an object; `now` the LRU clock). */
-static unsigned long long rockSizingColdness(uint32_t field, unsigned int now) {
-    if (rs.lfu) {
-        robj o;
-        memset(&o, 0, sizeof(o));
-        o.lru = field;
-        return 255 - LFUDecrAndReturn(&o);
-    }
-    return now >= field ? now - field : now + (LRU_CLOCK_MAX - field);
-}
-
-/* The victim among `count` residents, as the tier picks it: the coldest
- * of maxmemory-samples random ones; field(p, i) is resident i's field. */
-static uint32_t rockSizingVictim(uint32_t count, uint32_t (*field)(const void *p, uint32_t i), const void *p) {
-    int samples = server.maxmemory_samples < 1 ? 1 : server.maxmemory_samples;
-    unsigned int now = LRU_CLOCK();
-    uint32_t best = 0;
-    unsigned long long best_score = 0;
-    for (int s = 0; s < samples; s++) {
-        uint32_t i = rockSizingRandom(count);
-        unsigned long long score = rockSizingColdness(field(p, i), now);
-        if (s == 0 || score > best_score) {
-            best = i;
-            best_score = score;
-        }
-    }
-    return best;
-}
-
 static uint32_t rockSizingCacheField(const void *p, uint32_t i) {
     return rs.keys[((const rockSizingCache *)p)->slots[i]].field;
+}
+
+/* Share of cache j's accesses that miss (`a` the sample's accesses): its
+ * fine cache's estimate where there is one that has counted enough. */
+static double rockSizingMissShare(int j, double a) {
+    double fine = rockSizingFineMissShare(j);
+    return fine >= 0 ? fine : rs.cache[j].misses / a;
 }
 
 /* Evict from cache j until its values fit its share of the bytes. */
@@ -290,184 +184,9 @@ static void rockSizingFit(int j) {
         rockSizingCacheDel(j, c->slots[rockSizingVictim(c->count, rockSizingCacheField, c)]);
 }
 
-static void rockSizingFineFitAll(void);
-
-/* The hot-clean entry `key`'s value would have, in the 8-byte units a
- * key's record keeps. */
-static uint8_t rockSizingEntryUnits(sds key) {
-    size_t entry = (rockSizingCleanEntry(key) + 7) / 8;
-    return entry > UINT8_MAX ? UINT8_MAX : (uint8_t)entry;
-}
-
 static void rockSizingFitAll(void) {
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) rockSizingFit(j);
-    rockSizingFineFitAll();
-}
-
-/* ---------------------------------------------------------------------------
- * Fine caches: the smallest again, over a denser sample
- * ------------------------------------------------------------------------ */
-
-/* Are the fine caches on? Not when the sample holds every key already. */
-static int rockSizingFineOn(void) {
-    return rs.fine[0].res != NULL && rock_sizing_fine_threshold > rock_sizing_threshold;
-}
-
-static int rockSizingInFine(uint64_t id) {
-    return (id & 0xffffffffULL) < rock_sizing_fine_threshold;
-}
-
-/* The fine caches' bytes stand for all the values' as the sample's do,
- * at their own rate: cache j's share of the sample's bytes, that many
- * times over. */
-static double rockSizingFineCap(int f) {
-    double density = (double)rock_sizing_fine_threshold / (double)rock_sizing_threshold;
-    return rs.share[ROCK_SIZING_CACHES - ROCK_SIZING_FINE + f] * (double)rs.bytes * density;
-}
-
-static uint64_t rockSizingFineCost(const rockSizingFineKey *e) {
-    return e->size + (uint64_t)e->paged * 8u * e->entry;
-}
-
-/* Take the resident at table slot `slot` out of fine cache c. */
-static void rockSizingFineDel(rockSizingFine *c, uint32_t slot) {
-    uint32_t i = c->index.table[slot] - 1, last = --c->count;
-    c->used -= rockSizingFineCost(&c->res[i]);
-    rockSizingIndexDelete(&c->index, slot);
-    if (i != last) {
-        c->index.table[rockSizingIndexSlot(&c->index, c->res[last].id)] = i + 1;
-        c->res[i] = c->res[last];
-    }
-}
-
-static uint32_t rockSizingFineField(const void *p, uint32_t i) {
-    return ((const rockSizingFine *)p)->res[i].field;
-}
-
-static void rockSizingFineFitAll(void) {
-    if (!rockSizingFineOn()) return;
-    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
-        rockSizingFine *c = &rs.fine[f];
-        double cap = rockSizingFineCap(f);
-        while ((double)c->used > cap && c->count) {
-            uint32_t i = rockSizingVictim(c->count, rockSizingFineField, c);
-            rockSizingFineDel(c, rockSizingIndexSlot(&c->index, c->res[i].id));
-        }
-    }
-}
-
-/* Fine-sample key `id` (named `key`) was read or written: its value, of
- * `size` bytes and access field `field`, is in RAM now. A key each cache
- * holds gets its new size and field, or leaves it if it cannot move (it
- * hits at any size); one it does not hold enters it, on a read as a miss
- * (`miss`), on a write without (a value written is in RAM at any size, and
- * has no hot-clean entry). With `enter` 0, only what the caches hold is
- * changed. */
-static void rockSizingFineSeen(uint64_t id, sds key, size_t size, int movable, uint32_t field, int enter, int miss) {
-    if (!rockSizingFineOn() || !rockSizingInFine(id)) return;
-    if (size > UINT32_MAX) size = UINT32_MAX;
-    double w = (double)ROCK_SIZING_ALL / (double)rock_sizing_fine_threshold;
-    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
-        rockSizingFine *c = &rs.fine[f];
-        uint32_t slot = rockSizingIndexSlot(&c->index, id);
-        if (c->index.table[slot]) {
-            rockSizingFineKey *e = &c->res[c->index.table[slot] - 1];
-            if (!movable) {
-                rockSizingFineDel(c, slot);
-                continue;
-            }
-            c->used -= rockSizingFineCost(e);
-            e->size = (uint32_t)size;
-            e->field = field;
-            c->used += rockSizingFineCost(e);
-            continue;
-        }
-        if (!enter || !movable) continue;
-        if (miss) c->misses += w;
-        if (c->count == c->max) {
-            c->overflowed = 1;
-            continue;
-        }
-        rockSizingFineKey *e = &c->res[c->count];
-        e->id = id;
-        e->size = (uint32_t)size;
-        e->field = field;
-        e->paged = miss != 0;
-        e->entry = rockSizingEntryUnits(key);
-        c->index.table[slot] = ++c->count;
-        c->used += rockSizingFineCost(e);
-    }
-    rockSizingFineFitAll();
-}
-
-/* Key `id` left the keyspace, or the fine sample. */
-static void rockSizingFineForget(uint64_t id) {
-    if (!rs.fine[0].res) return;
-    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
-        rockSizingFine *c = &rs.fine[f];
-        uint32_t slot = rockSizingIndexSlot(&c->index, id);
-        if (c->index.table[slot]) rockSizingFineDel(c, slot);
-    }
-}
-
-/* The sample's threshold changed (a reset, a shrink), or the fine caches
- * started or stopped: the fine sample's follows it, and its keys above it
- * leave. Stopped, it is the sample's own (rock.h's test then costs what it
- * did without them). */
-static void rockSizingFineThreshold(void) {
-    uint64_t t = rock_sizing_threshold * (rs.fine_live ? ROCK_SIZING_FINE_DENSITY : 1);
-    rock_sizing_fine_threshold = t < ROCK_SIZING_ALL ? t : ROCK_SIZING_ALL;
-    if (!rs.fine[0].res) return;
-    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
-        rockSizingFine *c = &rs.fine[f];
-        for (uint32_t i = c->count; i-- > 0;)
-            if (!rockSizingInFine(c->res[i].id)) rockSizingFineDel(c, rockSizingIndexSlot(&c->index, c->res[i].id));
-    }
-}
-
-static void rockSizingFineClear(void) {
-    for (int f = 0; f < ROCK_SIZING_FINE && rs.fine[f].res; f++) {
-        rockSizingFine *c = &rs.fine[f];
-        memset(c->index.table, 0, sizeof(uint32_t) * (c->index.mask + 1));
-        c->count = 0;
-        c->used = 0;
-        c->misses = 0;
-        c->overflowed = 0;
-    }
-}
-
-/* The fine caches run while values are on disk under a maxmemory: they
- * cost about 5% of the instructions of a request served from RAM (a
- * value's size and six small caches for one access in 8), nothing next
- * to a read from disk, and a server with every value in RAM is asked
- * about the sizes near the floor least. Started, they begin empty and
- * count from then on (rockSizingFineAccesses()). Every 100 ms. */
-static void rockSizingFineCheck(void) {
-    int live = server.maxmemory != 0 && rockColdKeys() > 0;
-    if (live == rs.fine_live) return;
-    rs.fine_live = live;
-    rockSizingFineClear();
-    rs.fine_base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
-    rockSizingFineThreshold();
-}
-
-/* The value accesses the fine caches have counted, when enough: the fine
- * sample's share of them is at least ROCK_SIZING_FINE_MIN_SAMPLED. */
-#define ROCK_SIZING_FINE_MIN_SAMPLED 1000
-static double rockSizingFineAccesses(void) {
-    if (!rockSizingFineOn()) return 0;
-    long long all = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk - rs.fine_base;
-    double rate = (double)rock_sizing_fine_threshold / (double)ROCK_SIZING_ALL;
-    return all > 0 && (double)all * rate >= ROCK_SIZING_FINE_MIN_SAMPLED ? (double)all : 0;
-}
-
-/* Share of cache j's accesses that miss (`a` the sample's accesses): its
- * fine cache's estimate where there is one that has counted enough. */
-static double rockSizingMissShare(int j, double a) {
-    int f = j - (ROCK_SIZING_CACHES - ROCK_SIZING_FINE);
-    double fa = f >= 0 && !rs.fine[f].overflowed ? rockSizingFineAccesses() : 0;
-    if (fa > 0) return rs.fine[f].misses / fa;
-    return rs.cache[j].misses / a;
+    rockSizingFineFitAll((double)rs.bytes);
 }
 
 /* Change what key k's value weighs. */
@@ -517,7 +236,7 @@ static void rockSizingShrink(void) {
     while (rs.n > rs.max) {
         rock_sizing_threshold = rock_sizing_threshold * 3 / 4;
         if (rock_sizing_threshold == 0) rock_sizing_threshold = 1;
-        rockSizingFineThreshold();
+        rockSizingFineThreshold(rock_sizing_threshold);
         for (uint32_t k = rs.n; k-- > 0;) {
             if ((rs.keys[k].id & 0xffffffffULL) >= rock_sizing_threshold) rockSizingDrop(k, rockSizingSlot(rs.keys[k].id));
         }
@@ -535,26 +254,6 @@ static uint32_t rockSizingNew(uint32_t slot, uint64_t id, sds key) {
     rockSizingSetEntry(k, key);
     rs.index.table[slot] = k + 1;
     return k;
-}
-
-/* What the allocator hands out for a request of `n` bytes. */
-static size_t rockSizingAlloc(size_t n) {
-#if defined(USE_JEMALLOC)
-    return je_nallocx(n, 0);
-#else
-    return (n + 15) & ~(size_t)15;
-#endif
-}
-
-/* The hot-clean entry a value paged in costs besides the value: a dict
- * entry, a copy of the key (sdsdup(): a 1-byte header under 32 bytes), as
- * the allocator sizes them (24 and 8 bytes for a 6-byte key, where
- * 24 + 16 overcharged each by 8: 100 KB over 12,000 entries, a third of
- * the room 300 KB above the floor), and its share of the set's table
- * (ROCK_SIZING_BUCKET_SHARE). */
-size_t rockSizingCleanEntry(sds key) {
-    size_t len = sdslen(key), header = len < 32 ? 1 : len < 256 ? 3 : len < 65536 ? 5 : 9;
-    return rockSizingAlloc(sizeof(dictEntry)) + rockSizingAlloc(header + len + 1) + ROCK_SIZING_BUCKET_SHARE;
 }
 
 size_t rockSizingValueSize(int dbid, sds key, robj *val, int *movable) {
@@ -586,14 +285,11 @@ static void rockSizingRecheckClear(void) {
 
 static void rockSizingFree(void) {
     rockSizingRecheckClear();
-    rock_sizing_threshold = rock_sizing_fine_threshold = 0;
+    rock_sizing_threshold = 0;
     zfree(rs.keys);
     zfree(rs.index.table);
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) zfree(rs.cache[j].slots);
-    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
-        zfree(rs.fine[f].res);
-        zfree(rs.fine[f].index.table);
-    }
+    rockSizingFineFree();
     memset(&rs, 0, sizeof(rs));
 }
 
@@ -619,21 +315,23 @@ void rockSizingReset(void) {
     rs.fill_cursor = 0;
     rs.fixed_accesses = 0;
     rs.sampled = 0;
-    rs.base = rs.fine_base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
+    rs.base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
+    rockSizingFineRecount(rs.base);
     rs.lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
+    rockSizingCachePolicy(rs.lfu);
     rs.volatile_only = rockVolatileOnly();
     rockSizingRecheckClear();
-    rockSizingFineThreshold();
+    rockSizingFineThreshold(rock_sizing_threshold);
 }
 
 /* CONFIG RESETSTAT: the counts start again (the value_hits_* counters are
  * reset with them); what the caches hold stays. */
 void rockSizingResetStats(void) {
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) rs.cache[j].misses = 0;
-    for (int f = 0; f < ROCK_SIZING_FINE; f++) rs.fine[f].misses = 0;
     rs.fixed_accesses = 0;
     rs.sampled = 0;
-    rs.base = rs.fine_base = 0;
+    rs.base = 0;
+    rockSizingFineRecount(0);
 }
 
 /* The model's budget: rock-sizing-memory, and at most a 64th of maxmemory,
@@ -663,11 +361,8 @@ void rockSizingConfigure(void) {
     /* Per key of the sample: its record, its positions, its table slots,
      * and the fine caches' residents it stands for (each with up to four
      * table slots). */
-    double fine_per = 0;
-    for (int j = ROCK_SIZING_CACHES - ROCK_SIZING_FINE; j < ROCK_SIZING_CACHES; j++)
-        fine_per += ROCK_SIZING_FINE_ROOM * ROCK_SIZING_FINE_DENSITY * exp2(-ROCK_SIZING_SHARE_STEP * (j + 1));
     size_t per = sizeof(rockSizingKey) + ROCK_SIZING_CACHES * sizeof(uint16_t) + 4 * sizeof(uint32_t) +
-                 (size_t)ceil(fine_per * (sizeof(rockSizingFineKey) + 4 * sizeof(uint32_t)));
+                 rockSizingFinePerKey();
     size_t max = (size_t)budget / per;
     if (max < ROCK_SIZING_MIN_KEYS) max = ROCK_SIZING_MIN_KEYS;
     if (max > ROCK_SIZING_MAX_KEYS) max = ROCK_SIZING_MAX_KEYS;
@@ -680,15 +375,8 @@ void rockSizingConfigure(void) {
         rs.memory += zmalloc_size(rs.cache[j].slots);
         rs.share[j] = exp2(-ROCK_SIZING_SHARE_STEP * (j + 1));
     }
-    for (int f = 0; f < ROCK_SIZING_FINE; f++) {
-        rockSizingFine *c = &rs.fine[f];
-        double expected = rs.share[ROCK_SIZING_CACHES - ROCK_SIZING_FINE + f] * ROCK_SIZING_FINE_DENSITY * max;
-        c->max = (uint32_t)ceil(ROCK_SIZING_FINE_ROOM * expected) + 16;
-        c->res = zmalloc(sizeof(rockSizingFineKey) * c->max);
-        rockSizingIndexInit(&c->index, c->res, sizeof(rockSizingFineKey), c->max);
-        rs.memory += zmalloc_size(c->res) + zmalloc_size(c->index.table);
-    }
-    rs.rand = 0x2545F4914F6CDD1DULL;
+    rs.memory += rockSizingFineAlloc((uint32_t)max);
+    rockSizingCacheSeed();
     rs.configured = budget;
     rockSizingReset();
 }
@@ -718,7 +406,7 @@ static void rockSizingRecheck(void) {
         if (de && rockSizingSampled(dbid, key, &id) && !rockIsColdOrPoint(dictGetVal(de))) {
             int movable;
             size_t size = rockSizingValueSize(dbid, key, dictGetVal(de), &movable);
-            rockSizingFineSeen(id, key, size, movable, ((robj *)dictGetVal(de))->lru, 0, 0);
+            rockSizingFineSeen(id, key, size, movable, ((robj *)dictGetVal(de))->lru, 0, 0, (double)rs.bytes);
         }
         if (de && rockSizingSampled(dbid, key, &id) && rs.index.table[rockSizingSlot(id)]) {
             uint32_t k = rs.index.table[rockSizingSlot(id)] - 1;
@@ -763,7 +451,7 @@ void rockSizingAccess(redisDb *db, sds key, robj *val, uint64_t id) {
      * past unknown): it keeps nothing of the keys out of it, and at its
      * size a key not among its few recent or frequent ones would not be
      * in RAM. */
-    rockSizingFineSeen(id, key, size, movable, val->lru, 1, 1);
+    rockSizingFineSeen(id, key, size, movable, val->lru, 1, 1, (double)rs.bytes);
     if (!rockSizingInSample(id)) return;
     uint32_t slot = rockSizingSlot(id);
     if (rs.index.table[slot] == 0) {
@@ -816,7 +504,7 @@ void rockSizingWrite(redisDb *db, sds key, robj *val, uint64_t id) {
      * SADD, ...): its size is taken at its next access (a fine cache takes
      * it in then). */
     if (val->type == OBJ_STRING) size = rockSizingValueSize(db->id, key, val, &movable);
-    rockSizingFineSeen(id, key, size, movable, val->lru, val->type == OBJ_STRING, 0);
+    rockSizingFineSeen(id, key, size, movable, val->lru, val->type == OBJ_STRING, 0, (double)rs.bytes);
     if (!rockSizingInSample(id)) return;
     uint32_t slot = rockSizingSlot(id);
     uint32_t k = rs.index.table[slot] ? rs.index.table[slot] - 1 : rockSizingNew(slot, id, key);
@@ -920,7 +608,8 @@ static void rockSizingFillKey(void *privdata, const dictEntry *de) {
 static void rockSizingFillDone(void) {
     rs.filling = 0;
     rockSizingResetStats();
-    rs.base = rs.fine_base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
+    rs.base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
+    rockSizingFineRecount(rs.base);
 }
 
 /* One cron tick of the scan: at most ROCK_SIZING_FILL_VISITS buckets and
@@ -998,7 +687,7 @@ void rockSizingModelCron(void) {
     if (rs.memory == 0) return;
     rockSizingCheckPolicy(); /* a policy switched with no access since: start over now */
     rockSizingRecheck();
-    rockSizingFineCheck();
+    rockSizingFineCheck(rock_sizing_threshold);
     if (rs.filling) rockSizingFill();
 }
 
