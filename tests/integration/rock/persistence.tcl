@@ -414,7 +414,8 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         # cold already (2.4 keys looked at per value moved here, 20 for
         # 1M keys of 1 KB in 100mb); with their room set aside from the
         # start, the load moves the value of the key it just read, and
-        # ends about at maxmemory, RocksDB's memory counted.
+        # ends about at maxmemory, RocksDB's memory over its working floor
+        # counted.
         r flushall
         r config set maxmemory 0
         r debug populate 300000 t 1000
@@ -430,11 +431,18 @@ start_server {tags {"rock external:skip needs:debug"} overrides {rock-enabled ye
         set samples [expr {[getInfoProperty $info rock_eviction_samples] - $s0}]
         set at_end [expr {[getInfoProperty $info used_memory] - [getInfoProperty $info rock_pending_bytes] +
                           [getInfoProperty $info rock_rocksdb_memory]}]
-        puts "load: $moved values moved, $samples keys sampled, [expr {$at_end / 1048576}] MB at its end"
+        set parts {}
+        foreach f {used_memory rock_pending_bytes rock_rocksdb_memtables rock_rocksdb_memtables_pinned rock_rocksdb_table_readers rock_rocksdb_block_cache_usage} {
+            lappend parts "$f [format %.1f [expr {[getInfoProperty $info $f] / 1048576.0}]]"
+        }
+        puts "load: $moved values moved, $samples keys sampled, [expr {$at_end / 1048576}] MB at its end ([join $parts {, }])"
         assert_equal 300000 [r dbsize]
         assert_morethan $moved 200000
         assert_lessthan $samples [expr {$moved / 100}]
-        assert_lessthan $at_end [expr {66 * 1048576}]
+        # Eviction leaves RocksDB its 4 MB working floor (ROCK_MEMORY_FLOOR)
+        # outside maxmemory, and so does the load's projection: 64 MB + 4.
+        # (63 MB here alone; 67 MB under the 16-client suite.)
+        assert_lessthan $at_end [expr {68 * 1048576}]
         r config set maxmemory 0
     }
 
