@@ -471,10 +471,14 @@ void rockSizingCron(void);
 
 /* The model's hash of a key (db and name) for sampling: words multiplied
  * in, one final mix. Inline: it runs at every value access and write while
- * the model is on, for the few instructions a short key takes. */
+ * the model is on, for the few instructions a short key takes. The db and
+ * the length go in after the bytes have been mixed once: folded in with
+ * them, they shared bits with the bytes (a 5-byte and a 6-byte name such as
+ * "k1220" and "k12220" hashed alike, 20 pairs among k0..k23999, and the
+ * model took each pair for one key). */
 static inline uint64_t rockSizingHash(int dbid, const unsigned char *p, size_t len) {
     const uint64_t m = 0xff51afd7ed558ccdULL;
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)dbid << 40) ^ len, w;
+    uint64_t h = 0x9E3779B97F4A7C15ULL, w;
     if (len >= 8) {
         /* Whole words, then the last 8 bytes (overlapping the one before). */
         const unsigned char *last = p + len - 8;
@@ -495,6 +499,7 @@ static inline uint64_t rockSizingHash(int dbid, const unsigned char *p, size_t l
     }
     h = (h ^ w) * m;
     h ^= h >> 32;
+    h ^= ((uint64_t)dbid << 32) ^ len;
     h *= 0xc4ceb9fe1a85ec53ULL;
     h ^= h >> 29;
     return h;

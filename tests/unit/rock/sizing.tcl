@@ -519,6 +519,24 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         assert_error {*ERR*} {r config set rock-sizing-sample-every 0}
     }
 
+    test {ROCK SIZING: keys whose names differ only in length and a digit are two keys to the model} {
+        # The model's hash once folded the name's length into the bits of
+        # its last four bytes: "k1220" and "k12220" (and 19 more such pairs
+        # among k0..k23999) hashed alike, and the model counted each pair
+        # as one key, with one value's size and one access history.
+        r flushall
+        r config set maxmemory 0
+        r config set rock-sizing-memory 1mb
+        r config set rock-sizing-sample-every 1
+        for {set i 0} {$i < 10} {incr i} {
+            r set k122$i [string repeat a 100]
+            r set k1222$i [string repeat b 100]
+            r set k211$i [string repeat c 100]
+            r set k2111$i [string repeat d 100]
+        }
+        assert_equal 40 [rock_info_field rock_sizing_sampled_keys]
+    }
+
     test {ROCK SIZING: the sample shrinks to the model's memory, the rate with it} {
         r config set maxmemory 0
         r config set rock-sizing-memory 16kb
