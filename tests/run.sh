@@ -19,7 +19,7 @@
 #   diff               tests/diff/run.sh: stock 7.0.15 and redis-rock (tiny
 #                      maxmemory, evict-all off then on, then the big-collection
 #                      mode) driven by the same seeded random stream, every
-#                      reply compared (`make test-diff`; ~6 minutes)
+#                      reply compared (`make test-diff`; ~5 minutes)
 #   soak               tests/soak/run.sh for 5 minutes, seed 1: master and
 #                      replica under a random mixed load with faults, every
 #                      reply checked against a model (`make test-soak` runs
