@@ -373,7 +373,7 @@ void rockSizingConfigure(void) {
     for (int j = 0; j < ROCK_SIZING_CACHES; j++) {
         rs.cache[j].slots = zmalloc(sizeof(uint16_t) * (max + 1));
         rs.memory += zmalloc_size(rs.cache[j].slots);
-        rs.share[j] = exp2(-ROCK_SIZING_SHARE_STEP * (j + 1));
+        rs.share[j] = rockSizingShare(j);
     }
     rs.memory += rockSizingFineAlloc((uint32_t)max);
     rockSizingCacheSeed();

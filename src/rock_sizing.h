@@ -15,6 +15,8 @@
 
 #include "server.h"
 
+#include <math.h>
+
 /* A hot-clean set's table holds 1 to 2 buckets an entry (it doubles when
  * full and shrinks once under a tenth full, rockKeysCron()): one and a half
  * are charged to each entry. */
@@ -28,6 +30,9 @@
 #define ROCK_SIZING_FINE 6
 #define ROCK_SIZING_FINE_DENSITY 16
 #define ROCK_SIZING_ALL (1ULL << 32) /* the threshold that samples every key */
+static inline double rockSizingShare(int j) {
+    return exp2(-ROCK_SIZING_SHARE_STEP * (j + 1));
+}
 
 /* The curve: points (x, r), x a share of all value bytes from 0 to 1, r
  * the predicted share of value accesses from RAM there. */

@@ -47,6 +47,7 @@ static struct {
     int live;       /* they run (rockSizingFineCheck()) */
     long long base; /* value accesses already counted when they started */
     uint64_t sample_threshold; /* the sample's own (rock_sizing_threshold) */
+    double share[ROCK_SIZING_FINE]; /* c[f]'s share of the bytes (its cache's) */
 } rsf;
 
 /* Keys are in the fine sample when (rockSizingHash() & 0xffffffff) < this
@@ -67,7 +68,7 @@ static int rockSizingInFine(uint64_t id) {
  * the sample's bytes, that many times over. */
 static double rockSizingFineCap(int f, double bytes) {
     double density = (double)rock_sizing_fine_threshold / (double)rsf.sample_threshold;
-    return exp2(-ROCK_SIZING_SHARE_STEP * (ROCK_SIZING_CACHES - ROCK_SIZING_FINE + f + 1)) * bytes * density;
+    return rsf.share[f] * bytes * density;
 }
 
 static uint64_t rockSizingFineCost(const rockSizingFineKey *e) {
@@ -212,7 +213,7 @@ static double rockSizingFineAccesses(void) {
 size_t rockSizingFinePerKey(void) {
     double per = 0;
     for (int j = ROCK_SIZING_CACHES - ROCK_SIZING_FINE; j < ROCK_SIZING_CACHES; j++)
-        per += ROCK_SIZING_FINE_ROOM * ROCK_SIZING_FINE_DENSITY * exp2(-ROCK_SIZING_SHARE_STEP * (j + 1));
+        per += ROCK_SIZING_FINE_ROOM * ROCK_SIZING_FINE_DENSITY * rockSizingShare(j);
     return (size_t)ceil(per * (sizeof(rockSizingFineKey) + 4 * sizeof(uint32_t)));
 }
 
@@ -221,8 +222,8 @@ size_t rockSizingFineAlloc(uint32_t max) {
     size_t bytes = 0;
     for (int f = 0; f < ROCK_SIZING_FINE; f++) {
         rockSizingFine *c = &rsf.c[f];
-        double expected = exp2(-ROCK_SIZING_SHARE_STEP * (ROCK_SIZING_CACHES - ROCK_SIZING_FINE + f + 1)) *
-                          ROCK_SIZING_FINE_DENSITY * max;
+        rsf.share[f] = rockSizingShare(ROCK_SIZING_CACHES - ROCK_SIZING_FINE + f);
+        double expected = rsf.share[f] * ROCK_SIZING_FINE_DENSITY * max;
         c->max = (uint32_t)ceil(ROCK_SIZING_FINE_ROOM * expected) + 16;
         c->res = zmalloc(sizeof(rockSizingFineKey) * c->max);
         rockSizingIndexInit(&c->index, c->res, sizeof(rockSizingFineKey), c->max);

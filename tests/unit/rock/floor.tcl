@@ -12,13 +12,11 @@ proc rock_field {f} { return [dict get [r rock report] $f] }
 # harness's database 9). Each client's buffers (some 40 KB) count against
 # maxmemory and are not in a floor taken before it connected: few of them
 # next to a floor of a few MB.
-proc rock_floor_gets {n nkeys} {
-    exec src/redis-benchmark -h [srv 0 host] -p [srv 0 port] --dbnum 9 -q -t get -r $nkeys -n $n -c 10
-}
-
-# The same in the background; returns its pid.
-proc rock_floor_gets_bg {n nkeys} {
-    exec src/redis-benchmark -h [srv 0 host] -p [srv 0 port] --dbnum 9 -q -t get -r $nkeys -n $n -c 10 > /dev/null &
+# With `bg`, in the background: returns its pid.
+proc rock_floor_gets {n nkeys {bg 0}} {
+    set cmd [list src/redis-benchmark -h [srv 0 host] -p [srv 0 port] --dbnum 9 -q -t get -r $nkeys -n $n -c 10]
+    if {$bg} { return [exec {*}$cmd > /dev/null &] }
+    exec {*}$cmd
 }
 
 # A 500-byte value: a slice of a 1 MB random pool at a random offset.
@@ -93,7 +91,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes maxmemory-policy allkeys
         # The state says so for 10 s after the policy last acted: looked at
         # while the GETs run (the policy deletes keys until those left fit,
         # and under a loaded machine the GETs outlast those 10 s).
-        set pid [rock_floor_gets_bg 20000 $nkeys]
+        set pid [rock_floor_gets 20000 $nkeys 1]
         wait_for_condition 600 50 {
             [dict get [r rock report] eviction] eq "nothing-movable" &&
             [rock_info_field rock_eviction] eq "nothing-movable"
