@@ -22,7 +22,10 @@ For each maxmemory policy and workload shape, a fresh redis-rock server:
      turns over: about 800,000 for Zipf 0.99 over 1,000,000 keys at a fifth
      of them), or the measured share is a transient of the shrink;
   4. at 1 x base, right after its measured run: ROCK SIZING at the five
-     sizes. Predicted and measured sit side by side in the CSV.
+     sizes. Predicted and measured sit side by side in the CSV; so does
+     predicted_here, ROCK SIZING asked at each size itself after its own
+     measured run (the model's curve without its view from 1 x of what a
+     smaller or larger maxmemory leaves the values).
 
 Workloads (GETs, pipelined 100 deep on one connection, every reply's length
 checked):
@@ -262,7 +265,7 @@ os.makedirs(a.out, exist_ok=True)
 csv_path = os.path.join(a.out, "10-sizing.csv")
 rows = []
 header = ["server", "value", "policy", "workload", "factor", "maxmemory", "predicted", "measured", "diff_pp", "accesses",
-          "cold_percent", "sampled_keys", "sample_ppm", "errors", "in_range"]
+          "cold_percent", "sampled_keys", "sample_ppm", "errors", "in_range", "predicted_here"]
 with open(csv_path, "w") as f:
     f.write(",".join(header) + "\n")
 
@@ -291,6 +294,7 @@ for spec, policy, workload in itertools.product(VALUES, a.policies.split(","), a
     predicted = {}
     measured = {}
     results = {}
+    here = {}
     for n, factor in enumerate(FACTORS):
         mm = int(base * factor)
         c.call("CONFIG", "SET", "maxmemory", mm)
@@ -306,9 +310,16 @@ for spec, policy, workload in itertools.product(VALUES, a.policies.split(","), a
         measured[factor] = ram / max(ram + disk, 1)
         results[factor] = (mm, ram + disk, float(ri["rock_cold_percent"]), ri["rock_sizing_sampled_keys"],
                            ri["rock_sizing_sample_ppm"], errors)
+        # Asked at the size itself, over the run just measured there: apart
+        # from `predicted` (asked at 1 x for every size), this tells the
+        # model's curve from its view of what a smaller maxmemory leaves.
+        time.sleep(1)  # the background estimate of the values in RAM
+        try:
+            here[factor] = float(c.call("ROCK", "SIZING", mm)[0])
+        except RuntimeError:
+            here[factor] = float("nan")
         if factor == 1.0:
             floor = int(ri.get("rock_maxmemory_floor", "-1"))
-            time.sleep(1)  # the background estimate of the values in RAM
             sizes = [int(base * f) for f in FACTORS]
             try:
                 for f, v in zip(FACTORS, c.call("ROCK", "SIZING", *sizes)):
@@ -327,7 +338,7 @@ for spec, policy, workload in itertools.product(VALUES, a.policies.split(","), a
         in_range = "yes" if floor > 0 and mm > floor * 1.02 and mm < used and errors == 0 and p == p else "no"
         row = ["rock", spec, policy, workload, "%g" % factor, str(mm), "%.4f" % p, "%.4f" % measured[factor],
                "%+.1f" % (100 * (p - measured[factor])), str(acc), "%.1f" % cold, keys, ppm, str(errors),
-               in_range]
+               in_range, "%.4f" % here[factor]]
         rows.append(row)
         with open(csv_path, "a") as f:
             f.write(",".join(row) + "\n")

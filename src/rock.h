@@ -374,6 +374,7 @@ long long rockStoreL0Files(void);
 size_t rockExternalMemory(void);
 size_t rockTableReadersMemory(void);
 double rockMemtablesFill(void);
+double rockMemtablesSteadyFill(void);
 size_t rockExternalMemoryAt(unsigned long long maxmemory, double memtable_fill);
 size_t rockExternalMemoryProjected(size_t base, double scale, uint64_t records, double record_bytes);
 void rockRefreshExternalMemory(void);

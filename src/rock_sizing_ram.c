@@ -26,12 +26,16 @@
 #define ROCK_SIZING_HOT_SAMPLES 100     /* random keys per cron tick (100 ms) ... */
 #define ROCK_SIZING_HOT_TICKS 100       /* ...averaged over the last 10 s */
 
-/* One cron tick's look at the values in RAM (rockSizingCron()): estimates,
- * from random keys, of how many values are in RAM, how many of them could
- * move, their RAM and their hot-clean entries'; and how full the memtables
- * were. */
+/* One cron tick's look at the values in RAM (rockSizingCron()), in two
+ * parts: the hot-clean sets' members (values paged in and not modified
+ * since), whose number is known exactly, and the other values in RAM.
+ * For each, estimates from random keys of how many values that part holds
+ * (`in_ram`), the RAM of its movable values with a hot-clean entry each
+ * (`bytes`), and, of the other part, the entries its movable values lack
+ * (`entries`); and how full the memtables were. */
 typedef struct rockSizingTick {
-    double in_ram, movable, bytes, entries, fill;
+    double clean, clean_bytes;           /* hot-clean members, their movable values' RAM */
+    double in_ram, bytes, entries, fill; /* the other values in RAM */
 } rockSizingTick;
 
 static struct {
@@ -45,14 +49,29 @@ static struct {
  * The values in RAM now
  * ------------------------------------------------------------------------ */
 
+/* The RAM of value `val` of `key` in db `d` with a hot-clean entry, if
+ * eviction could move it, else 0 (and *movable 0). */
+static double rockSizingHotValue(int d, sds key, robj *val, int *movable) {
+    size_t size = rockSizingValueSize(d, key, val, movable);
+    return *movable ? (double)(size + rockSizingCleanEntry(key)) : 0;
+}
+
 /* How many values are in RAM now is known exactly (keys less cold ones),
  * as is how many have a hot-clean entry; what they weigh is sampled in the
  * background: every cron tick (100 ms) looks at ROCK_SIZING_HOT_SAMPLES
- * random keys of each db (a fraction of a millisecond), and the last
- * ROCK_SIZING_HOT_TICKS ticks (10 s, up to 10,000 keys a db; started again
- * when maxmemory or what can move changes) give the RAM per value in RAM.
- * Their ratio, not their mean: a tick after a change of maxmemory sees
- * more or fewer values in RAM than now, each about as heavy. */
+ * random members of each db's hot-clean set and as many random keys of
+ * the db, and the last ROCK_SIZING_HOT_TICKS ticks (10 s; started again
+ * when maxmemory or what can move changes) give the RAM per value of each
+ * part. Their ratio, not their mean: a tick after a change of maxmemory
+ * sees more or fewer values in RAM than now, each about as heavy.
+ *
+ * The two parts are sampled apart because the movable values in RAM can
+ * be a small share of the keys: just above the floor under volatile-lru,
+ * 1,200 of 100,000 values in RAM, the rest without a TTL. Random keys found
+ * 3 of them a tick, and the estimate of their RAM swung by a quarter from
+ * one window to the next, the room a smaller maxmemory leaves them with it
+ * (ROCK SIZING at 0.95 x from 1 x: 9 points off either way). They are
+ * nearly all hot-clean members, sampled as such. */
 static void rockSizingHotTick(void) {
     if (server.maxmemory != hot.maxmemory || rockVolatileOnly() != hot.volatile_only) {
         /* What is in RAM, or what of it can move, changed: start again. */
@@ -60,27 +79,33 @@ static void rockSizingHotTick(void) {
         hot.maxmemory = server.maxmemory;
         hot.volatile_only = rockVolatileOnly();
     }
-    rockSizingTick t = {0, 0, 0, 0, rockMemtablesFill()};
+    rockSizingTick t = {0, 0, 0, 0, 0, rockMemtablesFill()};
     for (int d = 0; d < server.dbnum; d++) {
-        dict *dict = server.db[d].dict;
-        unsigned long keys = dictSize(dict);
+        dict *dict = server.db[d].dict, *clean = rock_ks.dbs[d].clean;
+        unsigned long keys = dictSize(dict), members = dictSize(clean);
         if (keys == 0) continue;
-        double sum = 0, over = 0, n = 0, seen = 0;
-        int looked;
+        double sum = 0, over = 0, seen = 0, csum = 0, cseen = 0;
+        int looked, movable;
+        for (int j = 0; members && j < ROCK_SIZING_HOT_SAMPLES; j++) {
+            sds key = dictGetKey(dictGetFairRandomKey(clean));
+            dictEntry *de = dictFind(dict, key);
+            if (de == NULL || rockIsColdOrPoint(dictGetVal(de))) continue;
+            cseen++;
+            csum += rockSizingHotValue(d, key, dictGetVal(de), &movable);
+        }
+        if (cseen) {
+            t.clean += members;
+            t.clean_bytes += csum / cseen * members;
+        }
         for (looked = 0; looked < ROCK_SIZING_HOT_SAMPLES; looked++) {
             dictEntry *de = dictGetFairRandomKey(dict);
             robj *val = dictGetVal(de);
-            int movable;
-            if (rockIsColdOrPoint(val)) continue;
+            if (rockIsColdOrPoint(val) || (members && dictFind(clean, dictGetKey(de)))) continue;
             seen++;
-            size_t size = rockSizingValueSize(d, dictGetKey(de), val, &movable);
-            if (!movable) continue;
-            sum += size + rockSizingCleanEntry(dictGetKey(de));
-            over += rockSizingCleanEntry(dictGetKey(de));
-            n++;
+            sum += rockSizingHotValue(d, dictGetKey(de), val, &movable);
+            if (movable) over += rockSizingCleanEntry(dictGetKey(de));
         }
         t.in_ram += seen / looked * keys;
-        t.movable += n / looked * keys;
         t.bytes += sum / looked * keys;
         t.entries += over / looked * keys;
     }
@@ -118,12 +143,32 @@ int rockSizingReady(const char **why) {
     return 1;
 }
 
+/* How full the memtables are on average at another maxmemory than
+ * today's: their mean over the window if it saw one flushed (the writes
+ * cycle them from empty to full, and the window holds a cycle), else what
+ * a cycle averages (rockMemtablesSteadyFill()). Without a flush the fill
+ * is where the last writes left it, and stays there while nothing is
+ * written: a state, not a mean. In one run of bench 10 (volatile-lru,
+ * 500 B) they were 55% full at 1 x and 12% at 0.95 x: from 1 x, the model
+ * gave RocksDB 2.3 MB at 0.95 x, and 0.95 x left the values 2.1 MB (0.41
+ * predicted, 0.80 measured). */
+#define ROCK_SIZING_FLUSH_DROP 0.1 /* a fall in the fill from one tick to the next that is a flush */
+static double rockSizingOtherFill(double mean) {
+    for (int i = 1; i < hot.count; i++) {
+        int at = (hot.next - hot.count + i + ROCK_SIZING_HOT_TICKS) % ROCK_SIZING_HOT_TICKS;
+        int before = (at + ROCK_SIZING_HOT_TICKS - 1) % ROCK_SIZING_HOT_TICKS;
+        if (hot.tick[before].fill - hot.tick[at].fill > ROCK_SIZING_FLUSH_DROP) return mean;
+    }
+    return rockMemtablesSteadyFill();
+}
+
 /* The RAM of the movable values in RAM now with their hot-clean entries,
  * as if every one had an entry, and what of that is not in RAM now: the
  * entries of the values written and never moved out (`missing`); and how
- * full the memtables are. With no value on disk, every value is in RAM:
- * the model's own total. */
-static double rockSizingHotBytes(double values, double *missing, double *fill) {
+ * full the memtables are, at today's maxmemory (`fill`: their mean over
+ * the window) and at another (`other_fill`). With no value on disk, every
+ * value is in RAM: the model's own total. */
+static double rockSizingHotBytes(double values, double *missing, double *fill, double *other_fill) {
     long long clean = 0, keys = 0;
     for (int d = 0; d < server.dbnum; d++) {
         clean += dictSize(rock_ks.dbs[d].clean);
@@ -131,31 +176,41 @@ static double rockSizingHotBytes(double values, double *missing, double *fill) {
     }
     *missing = 0;
     *fill = rockMemtablesFill();
+    *other_fill = rockMemtablesSteadyFill();
     if (rockColdKeys() == 0 || hot.count == 0) {
         /* Every value in RAM, with a hot-clean entry if it was paged in. */
         double n = rockSizingValueCount();
         double entry = n > 0 ? (double)(sizeof(dictEntry) + 24 + ROCK_SIZING_BUCKET_SHARE) : 0;
         return values + (clean < n ? clean : n) * entry;
     }
-    rockSizingTick sum = {0, 0, 0, 0, 0};
+    rockSizingTick sum = {0, 0, 0, 0, 0, 0};
     for (int i = 0; i < hot.count; i++) {
+        sum.clean += hot.tick[i].clean;
+        sum.clean_bytes += hot.tick[i].clean_bytes;
         sum.in_ram += hot.tick[i].in_ram;
-        sum.movable += hot.tick[i].movable;
         sum.bytes += hot.tick[i].bytes;
         sum.entries += hot.tick[i].entries;
         sum.fill += hot.tick[i].fill;
     }
     *fill = sum.fill / hot.count;
-    double in_ram = (double)(keys - rockColdKeys());
-    if (sum.in_ram == 0) {
-        /* No value in RAM sampled in the window: they weigh as the average. */
+    *other_fill = rockSizingOtherFill(*fill);
+    double in_ram = (double)(keys - rockColdKeys()), rest = in_ram - (double)clean;
+    if (rest < 0) rest = 0;
+    double bytes = 0;
+    if (clean) {
+        /* No member sampled in the window: they weigh as the average. */
         double n = rockSizingValueCount();
-        return n > 0 ? in_ram * values / n : 0;
+        if (sum.clean > 0) bytes += (double)clean * sum.clean_bytes / sum.clean;
+        else if (n > 0) bytes += (double)clean * values / n;
     }
-    double movable = in_ram * sum.movable / sum.in_ram;
-    /* The movable values in RAM without an entry. */
-    if (sum.movable > 0 && movable > clean) *missing = (movable - clean) * sum.entries / sum.movable;
-    return in_ram * sum.bytes / sum.in_ram;
+    if (sum.in_ram > 0) {
+        bytes += rest * sum.bytes / sum.in_ram;
+        *missing = rest * sum.entries / sum.in_ram;
+    } else if (rest > 0) {
+        double n = rockSizingValueCount();
+        if (n > 0) bytes += rest * values / n;
+    }
+    return bytes;
 }
 
 /* ---------------------------------------------------------------------------
@@ -164,9 +219,10 @@ static double rockSizingHotBytes(double values, double *missing, double *fill) {
 
 /* What the predictions rest on: Redis's memory that stays whatever
  * maxmemory is (keys, dicts, values that never move, the fixed part), all
- * the values' RAM, and how full the memtables are on average. */
+ * the values' RAM, and how full the memtables are on average at today's
+ * maxmemory and at another. */
 typedef struct rockSizingView {
-    double fixed, values, fill;
+    double fixed, values, fill, other_fill;
 } rockSizingView;
 
 /* The hot-clean sets' tables are not part of the fixed part: they grow
@@ -182,7 +238,7 @@ static double rockSizingCleanTables(void) {
 
 static void rockSizingBase(rockSizingView *v) {
     v->values = rockSizingValueBytes();
-    double missing, hot = rockSizingHotBytes(v->values, &missing, &v->fill);
+    double missing, hot = rockSizingHotBytes(v->values, &missing, &v->fill, &v->other_fill);
     double used = (double)rockEvictOwnMemory() + missing - rockSizingCleanTables();
     v->fixed = used > hot ? used - hot : 0;
 }
@@ -192,14 +248,15 @@ static void rockSizingBase(rockSizingView *v) {
  * from maxmemory) are under it. */
 static double rockSizingRoom(const rockSizingView *v, double maxmemory) {
     if (maxmemory <= 0) return 0;
-    return maxmemory - v->fixed - (double)rockExternalMemoryAt((unsigned long long)maxmemory, v->fill);
+    double fill = maxmemory == (double)server.maxmemory ? v->fill : v->other_fill;
+    return maxmemory - v->fixed - (double)rockExternalMemoryAt((unsigned long long)maxmemory, fill);
 }
 
 /* The maxmemory that leaves `room` for values: RocksDB's memory grows by
  * at most a fifth of maxmemory's growth, so a few rounds settle it. */
 static double rockSizingSizeFor(const rockSizingView *v, double room) {
     double m = v->fixed + room;
-    for (int i = 0; i < 8; i++) m = v->fixed + room + (double)rockExternalMemoryAt((unsigned long long)m, v->fill);
+    for (int i = 0; i < 8; i++) m = v->fixed + room + (double)rockExternalMemoryAt((unsigned long long)m, v->other_fill);
     return m;
 }
 

@@ -944,6 +944,12 @@ double rockMemtablesFill(void) {
     return (double)rock_memtables_memory / ((double)rockStoreWriteBufferSize() * ROCK_MEMTABLES);
 }
 
+/* How full the memtables are on average while writes cycle them: the
+ * active one from empty to full, none being flushed most of the time. */
+double rockMemtablesSteadyFill(void) {
+    return 0.5 / ROCK_MEMTABLES;
+}
+
 /* rockExternalMemory() as it would be at another `maxmemory`, the workload
  * the same: the block cache and the memtables are sized from maxmemory
  * (rockStoreCacheSize(), rockStoreWriteBufferSize()), so at a smaller one

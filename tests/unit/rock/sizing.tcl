@@ -482,6 +482,97 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         r config set rock-sizing-sample-every 128
     }
 
+    # 200 keys of k`from`..k(n-1) (never read) written again with values
+    # of `pool` (random: compressed, they would hardly fill the memtables)
+    # and moved to disk at once (ROCK EVICT), a write into the memtables
+    # each: no value is left to write later. Returns the memtables' bytes
+    # once the writer and any flush are done.
+    proc rock_memtables_step {from n pool} {
+        set rd [redis_deferring_client]
+        for {set i 0} {$i < 200} {incr i} {
+            set k k[expr {$from + int(rand() * ($n - $from))}]
+            $rd set $k [lindex $pool [expr {$i % [llength $pool]}]] ex 100000
+            $rd rock evict $k
+        }
+        for {set i 0} {$i < 400} {incr i} { $rd read }
+        $rd close
+        wait_for_condition 100 20 {
+            [dict get [rock_report] pending_writes] == 0 && [dict get [rock_report] rocksdb_running_flushes] == 0
+        } else {
+            fail "the writer or a flush did not finish: [rock_report]"
+        }
+        return [dict get [rock_report] rocksdb_memtables]
+    }
+
+    # ROCK SIZING at `mm`, asked over a window of the background estimate
+    # that saw no write: maxmemory nudged by a byte starts it again at its
+    # next tick (100 ms; until then it has the ticks it had).
+    proc rock_predicted_still {mm} {
+        r config set maxmemory [expr {[lindex [r config get maxmemory] 1] + 1}]
+        wait_for_condition 500 10 {
+            [rock_info_field rock_sizing_estimate_ticks] < 5
+        } else {
+            fail "the estimate of the values in RAM did not start again"
+        }
+        wait_for_condition 100 100 {
+            [rock_info_field rock_sizing_estimate_ticks] >= 10
+        } else {
+            fail "no estimate of the values in RAM"
+        }
+        return [lindex [r rock sizing $mm] 0]
+    }
+
+    test {ROCK SIZING's view of a smaller maxmemory: the memtables as a cycle of writes leaves them, not as the last write did} {
+        # volatile-lru: 200 values of 1 MB without a TTL stay in RAM, so the
+        # floor is high and RocksDB's memory at a size just above it counts
+        # (it is sized from maxmemory: block cache M/64, memtables 2 x M/16,
+        # less the 4 MB eviction leaves out). 20,000 values of 1,000 bytes
+        # with TTLs can move, and 6,000 of them are read. With no write, the memtables' fill stays where
+        # the last one left it: taken for their fill at the smaller size, it
+        # put a prediction near the floor anywhere from the measured share
+        # to the share of the values that never move.
+        r flushall
+        r config set maxmemory 0
+        r config set maxmemory-policy volatile-lru
+        r config set rock-sizing-sample-every 1
+        rock_sets 200 big%d 1000000 b
+        set n 20000
+        rock_sets $n k%d 1000 t {ex 100000}
+        set pool [rock_random_pool 20 1000]
+        set mm [expr {[s used_memory] - 12000000}]
+        r config set maxmemory $mm
+        wait_for_condition 100 100 {
+            [dict get [rock_report] cold_keys] > 8000 && [rock_info_field rock_maxmemory_floor] > 0
+        } else {
+            fail "values did not move out: [rock_report]"
+        }
+        expr {srand(41)}
+        rock_uniform_gets 6000 60000
+        set wbs [expr {min(16 << 20, max(2 << 20, $mm / 16))}]
+        set small [expr {[rock_info_field rock_maxmemory_floor] + 6000000}]
+        # Emptied: right after a flush (the memtables' bytes fall).
+        set before [rock_memtables_step 6000 $n $pool]
+        for {set steps 0} {1} {incr steps} {
+            if {$steps > 200} { fail "no flush: [rock_report]" }
+            set empty [rock_memtables_step 6000 $n $pool]
+            if {$empty < $before && $empty < $wbs / 4} break
+            set before $empty
+        }
+        set p_empty [rock_predicted_still $small]
+        # 60% full (a flush comes near 90%), nothing written since.
+        for {set steps 0} {1} {incr steps} {
+            if {$steps > 200} { fail "memtables never 60% full: [rock_report]" }
+            set full [rock_memtables_step 6000 $n $pool]
+            if {$full >= $wbs * 0.6 && $full < $wbs * 0.8} break
+        }
+        set p_full [rock_predicted_still $small]
+        puts "ROCK SIZING at the floor + 6 MB ([expr {$small >> 20}] MB): $p_empty with the memtables at $empty bytes, $p_full at $full ($wbs each)"
+        assert_lessthan [expr {abs($p_empty - $p_full)}] 0.03
+        r config set maxmemory 0
+        r config set maxmemory-policy allkeys-lru
+        r config set rock-sizing-sample-every 128
+    }
+
     test {ROCK SIZING: the model takes at most a 64th of maxmemory} {
         # A 2 MB maxmemory (the differential test's) must keep its room for
         # data: the default 1 MB model would fill half of it. The bound is
