@@ -105,7 +105,6 @@ static struct {
     long long fixed_accesses; /* accesses to values eviction would not move */
     long long sampled;      /* sampled accesses counted */
     long long base;         /* value accesses already counted when it began */
-    int lfu;                /* the fields are LFU counters */
     int volatile_only;      /* only keys with a TTL move (volatile-*) */
     long long every;        /* rock-sizing-sample-every it started with */
 } rs;
@@ -317,8 +316,7 @@ void rockSizingReset(void) {
     rs.sampled = 0;
     rs.base = rock_ks_stats.value_hits_ram + rock_ks_stats.value_hits_disk;
     rockSizingFineRecount(rs.base);
-    rs.lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
-    rockSizingCachePolicy(rs.lfu);
+    rockSizingCachePolicy((server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0);
     rs.volatile_only = rockVolatileOnly();
     rockSizingRecheckClear();
     rockSizingFineThreshold(rock_sizing_threshold);
@@ -391,7 +389,7 @@ static int rockSizingLearn(int dbid, sds key, robj *val, uint64_t id);
  * allkeys-* <-> volatile-*: what can move is another set): start over. */
 static void rockSizingCheckPolicy(void) {
     int lfu = (server.maxmemory_policy & MAXMEMORY_FLAG_LFU) != 0;
-    if (lfu != rs.lfu || rockVolatileOnly() != rs.volatile_only) rockSizingReset();
+    if (lfu != rockSizingCacheLfu() || rockVolatileOnly() != rs.volatile_only) rockSizingReset();
 }
 
 /* Whether each key noted by rockSizingModified() can move, now that its
@@ -557,7 +555,7 @@ typedef struct rockSizingFillCtx {
  * old, where one tick ago would read as new once the clock has moved and
  * wrapped round). */
 static uint32_t rockSizingColdest(void) {
-    if (rs.lfu) return (uint32_t)(LFUGetTimeInMinutes() << 8);
+    if (rockSizingCacheLfu()) return (uint32_t)(LFUGetTimeInMinutes() << 8);
     return (uint32_t)((LRU_CLOCK() + LRU_CLOCK_MAX / 2 + 1) & LRU_CLOCK_MAX);
 }
 

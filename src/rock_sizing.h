@@ -66,6 +66,7 @@ void rockSizingIndexDelete(rockSizingIndex *x, uint32_t i);
  * resident i's access field), by the kind of field set last; the picks'
  * random state starts again at each seeding. */
 void rockSizingCachePolicy(int lfu);
+int rockSizingCacheLfu(void);
 void rockSizingCacheSeed(void);
 uint32_t rockSizingVictim(uint32_t count, uint32_t (*field)(const void *p, uint32_t i), const void *p);
 

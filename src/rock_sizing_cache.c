@@ -22,6 +22,11 @@ void rockSizingCachePolicy(int lfu) {
     rsc.lfu = lfu;
 }
 
+/* Are the fields the model keeps LFU counters (else LRU clocks)? */
+int rockSizingCacheLfu(void) {
+    return rsc.lfu;
+}
+
 /* The model is built anew: the same picks for the same accesses. */
 void rockSizingCacheSeed(void) {
     rsc.rand = 0x2545F4914F6CDD1DULL;

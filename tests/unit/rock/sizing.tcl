@@ -496,7 +496,7 @@ start_server {tags {"rock"} overrides {rock-enabled yes rock-sizing-sample-every
         }
         for {set i 0} {$i < 400} {incr i} { $rd read }
         $rd close
-        wait_for_condition 100 20 {
+        wait_for_condition 500 20 {
             [dict get [rock_report] pending_writes] == 0 && [dict get [rock_report] rocksdb_running_flushes] == 0
         } else {
             fail "the writer or a flush did not finish: [rock_report]"
