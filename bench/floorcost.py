@@ -9,13 +9,15 @@ keyspace at every command. Per policy, a fresh server:
 
   1. N keys key:%012d with values of V random bytes, written with no
      maxmemory; then maxmemory = used_memory / 4 until the values are on
-     disk and a walk of the keyspace has given the floor F;
+     disk, and the floor F read while C clients' GETs run (their buffers
+     count: about 2 MB for 50);
   2. at each level L (of F): CONFIG SET maxmemory L x F, a warm-up of W
      GETs, then the measured run: redis-benchmark -c C -n M -r N
      GET key:__rand_int__ (uniform over every key, so nearly every GET
      pages a value in);
   3. per level: GETs/s, keys looked at by eviction per GET
-     (`eviction_samples`), keys the policy deleted (`evicted_keys`), the
+     (`eviction_samples`), keys the policy deleted (`evicted_keys`, in the
+     measured run and in the warm-up that settles the level), the
      event loop's CPU per GET (utime + stime of the main thread, from
      /proc/PID/task/PID/stat), `rock_eviction` after the run.
 
@@ -156,7 +158,8 @@ def gets(n):
 os.makedirs(a.out, exist_ok=True)
 csv_path = os.path.join(a.out, "floorcost.csv")
 with open(csv_path, "w") as f:
-    f.write("policy,level,maxmemory,floor,gets_per_s,samples_per_get,evicted_keys,loop_us_per_get,eviction\n")
+    f.write("policy,level,maxmemory,floor,gets_per_s,samples_per_get,evicted_keys,loop_us_per_get,eviction,"
+            "evicted_in_warmup\n")
 blob = os.urandom(a.value + 4096)
 tick = os.sysconf("SC_CLK_TCK")
 for policy in a.policies.split(","):
@@ -176,14 +179,25 @@ for policy in a.policies.split(","):
         used = int(info(c, "memory")["used_memory"])
         c.call("CONFIG", "SET", "maxmemory", used // 4)
         wait_for("values to move out", lambda: int(report(c)["cold_keys"]) > a.keys * 0.7)
-        walks = int(report(c)["maxmemory_floor_walks"])
-        # A walk begun after the values moved out: the floor as it stands.
-        wait_for("a floor walk", lambda: int(report(c)["maxmemory_floor_walks"]) >= walks + 2)
-        floor = int(report(c)["maxmemory_floor"])
-        log("%s: %d keys of %d B written in %.0f s, used %d MB, floor %.1f MB" %
-            (policy, a.keys, a.value, time.time() - t0, used >> 20, floor / 1048576))
+        # The floor counts the clients' buffers too (50 clients: about
+        # 2 MB), so it is read while the GETs run: the most it says over
+        # two walks begun after the values moved out.
+        load = subprocess.Popen([a.benchmark, "-p", str(a.port), "-c", str(a.clients), "-n", "100000000", "-r",
+                                 str(a.keys), "-q", "GET", "key:__rand_int__"], stdout=subprocess.DEVNULL)
+        try:
+            walks = int(report(c)["maxmemory_floor_walks"])
+            floor = 0
+            while int(report(c)["maxmemory_floor_walks"]) < walks + 3:
+                floor = max(floor, int(report(c)["maxmemory_floor"]))
+                time.sleep(0.2)
+        finally:
+            load.kill()
+            load.wait()
+        log("%s: %d keys of %d B written in %.0f s, used %d MB, floor with %d clients %.1f MB" %
+            (policy, a.keys, a.value, time.time() - t0, used >> 20, a.clients, floor / 1048576))
         for level in [float(x) for x in a.levels.split(",")]:
             mm = int(floor * level)
+            set_at = int(info(c, "stats")["evicted_keys"])
             c.call("CONFIG", "SET", "maxmemory", mm)
             gets(a.warmup)
             r0, s0 = report(c), info(c, "stats")
@@ -193,12 +207,13 @@ for policy in a.policies.split(","):
             r1, s1 = report(c), info(c, "stats")
             samples = (int(r1["eviction_samples"]) - int(r0["eviction_samples"])) / a.requests
             evicted = int(s1["evicted_keys"]) - int(s0["evicted_keys"])
+            settled = int(s0["evicted_keys"]) - set_at
             loop_us = (cpu1 - cpu0) / tick * 1e6 / a.requests
             row = [policy, "%g" % level, str(mm), str(floor), "%.0f" % rps, "%.2f" % samples, str(evicted),
-                   "%.1f" % loop_us, r1["eviction"]]
-            log("%s at %g x the floor (%.1f MB): %.0f GETs/s, %.2f samples/GET, %d keys deleted, %.1f us/GET "
-                "on the event loop, eviction %s" % (policy, level, mm / 1048576, rps, samples, evicted, loop_us,
-                                                   r1["eviction"]))
+                   "%.1f" % loop_us, r1["eviction"], str(settled)]
+            log("%s at %g x the floor (%.1f MB): %.0f GETs/s, %.2f samples/GET, %d keys deleted (%d in the "
+                "warm-up), %.1f us/GET on the event loop, eviction %s" %
+                (policy, level, mm / 1048576, rps, samples, evicted, settled, loop_us, r1["eviction"]))
             with open(csv_path, "a") as f:
                 f.write(",".join(row) + "\n")
     finally:

@@ -343,7 +343,7 @@ for spec, policy, workload in itertools.product(VALUES, a.policies.split(","), a
         with open(csv_path, "a") as f:
             f.write(",".join(row) + "\n")
 
-inside = [r for r in rows if r[-1] == "yes"]
-worst = max([abs(float(r[8])) for r in inside] or [0])
+inside = [r for r in rows if r[header.index("in_range")] == "yes"]
+worst = max([abs(float(r[header.index("diff_pp")])) for r in inside] or [0])
 log("done: %d rows, %d between the floor and the whole dataset, largest difference there %.1f points (the goal: 5)" %
     (len(rows), len(inside), worst))
