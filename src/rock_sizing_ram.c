@@ -66,11 +66,10 @@ static double rockSizingHotValue(int d, sds key, robj *val, int *movable) {
  * sees more or fewer values in RAM than now, each about as heavy.
  *
  * The two parts are sampled apart because the movable values in RAM can
- * be a small share of the keys: just above the floor under volatile-lru,
- * 1,200 of 100,000 values in RAM, the rest without a TTL. Random keys found
- * 3 of them a tick, and the estimate of their RAM swung by a quarter from
- * one window to the next, the room a smaller maxmemory leaves them with it
- * (ROCK SIZING at 0.95 x from 1 x: 9 points off either way). They are
+ * be a small share of the keys: under volatile-lru near its floor, 5,600
+ * of 106,000 values in RAM (bench 10's 500 B rows at 1 x; the rest have
+ * no TTL). Random keys found 3 of them a tick, 300 a window: their RAM
+ * known to 6%, 0.2 MB, a tenth of the room 0.95 x leaves them. They are
  * nearly all hot-clean members, sampled as such. */
 static void rockSizingHotTick(void) {
     if (server.maxmemory != hot.maxmemory || rockVolatileOnly() != hot.volatile_only) {
