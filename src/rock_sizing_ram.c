@@ -85,8 +85,14 @@ static void rockSizingHotTick(void) {
         if (keys == 0) continue;
         double sum = 0, over = 0, seen = 0, csum = 0, cseen = 0;
         int looked, movable;
-        for (int j = 0; members && j < ROCK_SIZING_HOT_SAMPLES; j++) {
-            sds key = dictGetKey(dictGetFairRandomKey(clean));
+        /* One walk from a random bucket (dictGetSomeKeys()), not a fair
+         * pick per member: a fair pick walks for 15 members to keep one,
+         * so 100 picks walk 15 times as far, on the event loop. Over a
+         * window's ticks the walks start anywhere. */
+        dictEntry *picks[ROCK_SIZING_HOT_SAMPLES];
+        int got = members ? (int)dictGetSomeKeys(clean, picks, ROCK_SIZING_HOT_SAMPLES) : 0;
+        for (int j = 0; j < got; j++) {
+            sds key = dictGetKey(picks[j]);
             dictEntry *de = dictFind(dict, key);
             if (de == NULL || rockIsColdOrPoint(dictGetVal(de))) continue;
             cseen++;
